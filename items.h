@@ -1,0 +1,151 @@
+/*
+ * items.h: the storage surface that the rest of the daemon uses.
+ *
+ * The protocol layer (proto_text.c) and the stats/admin code see storage
+ * only through these functions.  They are zone-agnostic on purpose: a lookup
+ * returns an item wherever it lives, and when the N-zone lands the same calls
+ * keep working (items.c, hash_desc.c, slabs.c, slabs_tier.c and migrate.c
+ * change underneath).
+ *
+ * References: every item returned here carries one reference owned by the
+ * caller, released with item_remove().  Linked items also hold one reference
+ * for the index.
+ */
+#ifndef ITEMS_H
+#define ITEMS_H
+
+#include "memcached.h"
+
+#define DONT_UPDATE false
+#define DO_UPDATE true
+
+enum store_item_type {
+    NOT_STORED = 0,
+    STORED,
+    EXISTS,
+    NOT_FOUND,
+    TOO_LARGE,
+    NO_MEMORY
+};
+
+enum delta_result_type {
+    DELTA_OK = 0,
+    DELTA_NON_NUMERIC,
+    DELTA_EOM,
+    DELTA_ITEM_NOT_FOUND,
+    DELTA_ITEM_CAS_MISMATCH
+};
+
+enum delete_result_type {
+    DELETE_OK = 0,
+    DELETE_NOT_FOUND,
+    DELETE_CAS_MISMATCH
+};
+
+enum crawler_result_type {
+    CRAWLER_OK = 0,
+    CRAWLER_RUNNING,
+    CRAWLER_BADCLASS,
+    CRAWLER_NOTSTARTED,
+    CRAWLER_ERROR
+};
+
+enum reassign_result_type {
+    REASSIGN_OK = 0,
+    REASSIGN_RUNNING,
+    REASSIGN_BADCLASS,
+    REASSIGN_NOSPARE,
+    REASSIGN_SRC_DST_SAME
+};
+
+/* ---- start-up and shutdown (called from memcached.c main) ---- */
+void storage_init(void);            /* slabs, index, queues from settings */
+int storage_start_threads(void);    /* crawler, index growth, maintainer; 0 = ok */
+void storage_stop_threads(void);
+
+/* ---- allocation ----
+ * nbytes counts the value plus its trailing "\r\n".
+ * item_size_ok says whether such an item could ever be stored (it tells
+ * "object too large" from "out of memory" when item_alloc returns NULL). */
+bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes);
+item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
+                 rel_time_t exptime, int nbytes);
+void item_remove(item *it);         /* drop the caller's reference */
+
+/* ---- lookup ----
+ * Expired and flushed items are unlinked on the way and reported as misses
+ * (get_expired / get_flushed are counted in t's stats here).  do_update
+ * bumps the item in its replacement queue and counts the access. */
+item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+               bool do_update);
+/* Same, but returns with the item lock for *hv held (hit or miss): the
+ * caller may read and change the item's metadata (exptime, it_flags, cas)
+ * and must call item_unlock(*hv) before doing I/O. */
+item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+                      bool do_update, uint64_t *hv);
+/* Lookup that also sets a new expiry time (touch, gat). */
+item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
+                 LIBEVENT_THREAD *t);
+
+/* ---- updates ----
+ * store_item links `it` according to cmd (set, add, replace, append,
+ * prepend, cas).  cas_in != 0 demands the stored item's cas to match (the
+ * cas command, meta C flag).  With cas_stale (meta I flag) a cas older than
+ * the stored one stores the item anyway but marks it stale.  On STORED,
+ * *cas_out (if not NULL) receives the new cas.  The caller keeps its
+ * reference to `it`. */
+enum store_item_type store_item(item *it, enum store_cmd cmd,
+                                LIBEVENT_THREAD *t, uint64_t cas_in,
+                                uint64_t *cas_out, bool cas_stale);
+
+/* incr/decr.  buf (INCR_MAX_STORAGE_LEN) receives the new value as text.
+ * cas_in != 0 must match; *cas_out (if not NULL) gets the new cas; *it_out
+ * (if not NULL) gets a referenced pointer to the updated item. */
+enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
+                                 size_t nkey, bool incr, uint64_t delta,
+                                 char *buf, uint64_t cas_in,
+                                 uint64_t *cas_out, item **it_out);
+
+enum delete_result_type item_delete(const char *key, size_t nkey,
+                                    uint64_t cas_in, LIBEVENT_THREAD *t);
+/* Unlink a linked item; the lock for its hash must be held. */
+void do_item_unlink(item *it, uint64_t hv);
+/* Bump after a hit (bounded, like memcached's ITEM_UPDATE_INTERVAL). */
+void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv);
+/* Fresh cas value (0 when -C). */
+uint64_t get_cas_id(void);
+
+/* flush_all: delay 0 invalidates everything now; otherwise at
+ * realtime(delay). */
+void items_flush(int64_t delay);
+
+/* ---- admin commands ---- */
+bool slabs_adjust_mem_limit(size_t new_mem_limit);   /* cache_memlimit */
+enum reassign_result_type slabs_reassign(int src, int dst);
+/* "all" or a comma list of class ids */
+enum crawler_result_type lru_crawler_crawl(const char *classes);
+/* Writes "key=... exp=... la=... cas=... fetch=... cls=... size=...\r\n"
+ * lines for the chosen classes ("all" or a comma list), then "END\r\n". */
+enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes);
+bool lru_crawler_set_enabled(bool on);                /* enable/disable */
+/* stats cachedump: malloc'd "ITEM key [N b; T s]\r\n...END\r\n" */
+char *item_cachedump(unsigned int clsid, unsigned int limit,
+                     unsigned int *bytes);
+
+/* ---- stats ---- */
+/* lines of `stats` owned by storage: curr_items, total_items, evictions,
+ * reclaimed, expired_unfetched, evicted_unfetched, evicted_active,
+ * crawler_reclaimed, crawler_items_checked, lrutail_reflocked, moves_*,
+ * slab_reassign_*, slabs_moved, hash_power_level, hash_bytes,
+ * hash_is_expanding, bytes, limit_maxbytes, malloc_fails,
+ * total_malloced, ... */
+void storage_stats_general(ADD_STAT add_stats, void *c);
+void item_stats(ADD_STAT add_stats, void *c);         /* stats items */
+void item_stats_sizes(ADD_STAT add_stats, void *c);   /* stats sizes */
+void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */
+void item_stats_sizes_enable(void);
+void item_stats_sizes_disable(void);
+void item_stats_reset(void);
+unsigned int slabs_clsid(size_t size);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * thread.c: worker threads, connection hand-off and striped item locks.
+ *
+ * Each worker runs its own libevent base.  The listener (main thread) hands
+ * an accepted socket to a worker through the worker's queue and a byte on
+ * its notify pipe; from then on only that worker touches the connection.
+ *
+ * Locks:
+ *   - item_locks[]: a power-of-two array of mutexes; the stripe for a key is
+ *     hv & item_lock_mask.  hash_desc.c keeps at least as many buckets as
+ *     stripes, so one stripe covers a whole index bucket.
+ *   - conn_queue.lock: guards one worker's queue of new connections.
+ *   - per-thread stats need no lock: see STAT_INCR in memcached.h.
+ */
+#include "memcached.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ITEM_LOCK_POWER 12
+
+typedef struct conn_queue_item {
+    int sfd;
+    enum conn_states init_state;
+    int event_flags;
+    int read_buffer_size;
+    enum network_transport transport;
+    struct conn_queue_item *next;
+} conn_queue_item;
+
+struct conn_queue {
+    conn_queue_item *head;
+    conn_queue_item *tail;
+    pthread_mutex_t lock;
+};
+
+LIBEVENT_THREAD *threads;
+static int nthreads_running;
+static int last_thread = -1;
+
+static pthread_mutex_t *item_locks;
+static uint64_t item_lock_mask;
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_cond = PTHREAD_COND_INITIALIZER;
+static int init_count;
+
+void item_lock(uint64_t hv)
+{
+    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
+}
+
+void item_unlock(uint64_t hv)
+{
+    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
+}
+
+int item_trylock(uint64_t hv)
+{
+    return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
+}
+
+static void item_locks_init(void)
+{
+    size_t count = (size_t)1 << ITEM_LOCK_POWER;
+    item_locks = calloc(count, sizeof(pthread_mutex_t));
+    if (item_locks == NULL) {
+        fprintf(stderr, "Can't allocate item locks\n");
+        exit(EXIT_FAILURE);
+    }
+    for (size_t i = 0; i < count; i++) {
+        pthread_mutex_init(&item_locks[i], NULL);
+    }
+    item_lock_mask = count - 1;
+}
+
+static void cq_push(struct conn_queue *cq, conn_queue_item *qi)
+{
+    qi->next = NULL;
+    pthread_mutex_lock(&cq->lock);
+    if (cq->tail == NULL) {
+        cq->head = qi;
+    } else {
+        cq->tail->next = qi;
+    }
+    cq->tail = qi;
+    pthread_mutex_unlock(&cq->lock);
+}
+
+static conn_queue_item *cq_pop(struct conn_queue *cq)
+{
+    pthread_mutex_lock(&cq->lock);
+    conn_queue_item *qi = cq->head;
+    if (qi != NULL) {
+        cq->head = qi->next;
+        if (cq->head == NULL) {
+            cq->tail = NULL;
+        }
+    }
+    pthread_mutex_unlock(&cq->lock);
+    return qi;
+}
+
+/* A worker's notify pipe became readable: adopt the queued connections. */
+static void thread_libevent_process(evutil_socket_t fd, short which,
+                                    void *arg)
+{
+    LIBEVENT_THREAD *me = arg;
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) {
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        conn_queue_item *qi = cq_pop(me->new_conn_queue);
+        if (qi == NULL) {
+            continue;
+        }
+        conn *c = conn_new(qi->sfd, qi->init_state, qi->event_flags,
+                           qi->read_buffer_size, qi->transport,
+                           me->base);
+        if (c == NULL) {
+            if (!IS_UDP(qi->transport)) {
+                fprintf(stderr, "Can't listen for events on fd %d\n",
+                        qi->sfd);
+                close(qi->sfd);
+            }
+        } else {
+            c->thread = me;
+        }
+        free(qi);
+    }
+}
+
+static void setup_thread(LIBEVENT_THREAD *me)
+{
+    me->base = event_base_new();
+    if (me->base == NULL) {
+        fprintf(stderr, "Can't allocate event base\n");
+        exit(EXIT_FAILURE);
+    }
+    event_assign(&me->notify_event, me->base, me->notify_receive_fd,
+                 EV_READ | EV_PERSIST, thread_libevent_process, me);
+    if (event_add(&me->notify_event, 0) == -1) {
+        fprintf(stderr, "Can't monitor libevent notify pipe\n");
+        exit(EXIT_FAILURE);
+    }
+    me->new_conn_queue = calloc(1, sizeof(struct conn_queue));
+    if (me->new_conn_queue == NULL) {
+        fprintf(stderr, "Failed to allocate memory for connection queue");
+        exit(EXIT_FAILURE);
+    }
+    pthread_mutex_init(&me->new_conn_queue->lock, NULL);
+}
+
+static void *worker_libevent(void *arg)
+{
+    LIBEVENT_THREAD *me = arg;
+    pthread_mutex_lock(&init_lock);
+    init_count++;
+    pthread_cond_signal(&init_cond);
+    pthread_mutex_unlock(&init_lock);
+    event_base_loop(me->base, 0);
+    return NULL;
+}
+
+void memcached_thread_init(int nthreads, void *arg)
+{
+    item_locks_init();
+    threads = calloc(nthreads, sizeof(LIBEVENT_THREAD));
+    if (threads == NULL) {
+        perror("Can't allocate thread descriptors");
+        exit(EXIT_FAILURE);
+    }
+    for (int i = 0; i < nthreads; i++) {
+        int fds[2];
+        if (pipe(fds)) {
+            perror("Can't create notify pipe");
+            exit(EXIT_FAILURE);
+        }
+        threads[i].notify_receive_fd = fds[0];
+        threads[i].notify_send_fd = fds[1];
+        threads[i].index = i;
+        setup_thread(&threads[i]);
+    }
+    for (int i = 0; i < nthreads; i++) {
+        if (pthread_create(&threads[i].thread_id, NULL, worker_libevent,
+                           &threads[i]) != 0) {
+            perror("Can't create thread");
+            exit(EXIT_FAILURE);
+        }
+    }
+    pthread_mutex_lock(&init_lock);
+    while (init_count < nthreads) {
+        pthread_cond_wait(&init_cond, &init_lock);
+    }
+    pthread_mutex_unlock(&init_lock);
+    nthreads_running = nthreads;
+}
+
+static void notify_thread(LIBEVENT_THREAD *t)
+{
+    char byte = 'c';
+    while (write(t->notify_send_fd, &byte, 1) != 1) {
+        if (errno != EINTR) {
+            perror("Writing to thread notify pipe");
+            return;
+        }
+    }
+}
+
+void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
+                       int read_buffer_size, enum network_transport transport)
+{
+    conn_queue_item *qi = malloc(sizeof(*qi));
+    if (qi == NULL) {
+        close(sfd);
+        fprintf(stderr, "Failed to allocate memory for connection object\n");
+        return;
+    }
+    last_thread = (last_thread + 1) % nthreads_running;
+    LIBEVENT_THREAD *t = &threads[last_thread];
+    qi->sfd = sfd;
+    qi->init_state = init_state;
+    qi->event_flags = event_flags;
+    qi->read_buffer_size = read_buffer_size;
+    qi->transport = transport;
+    cq_push(t->new_conn_queue, qi);
+    notify_thread(t);
+}
+
+/* UDP: every worker serves the one shared socket. */
+void dispatch_udp_socket(int sfd)
+{
+    for (int i = 0; i < nthreads_running; i++) {
+        conn_queue_item *qi = malloc(sizeof(*qi));
+        if (qi == NULL) {
+            fprintf(stderr, "Failed to allocate memory for UDP listener\n");
+            exit(EXIT_FAILURE);
+        }
+        qi->sfd = sfd;
+        qi->init_state = conn_read;
+        qi->event_flags = EV_READ | EV_PERSIST;
+        qi->read_buffer_size = UDP_READ_BUFFER_SIZE;
+        qi->transport = udp_transport;
+        cq_push(threads[i].new_conn_queue, qi);
+        notify_thread(&threads[i]);
+    }
+}
+
+void threads_stop(void)
+{
+    for (int i = 0; i < nthreads_running; i++) {
+        event_base_loopbreak(threads[i].base);
+        notify_thread(&threads[i]);
+    }
+    for (int i = 0; i < nthreads_running; i++) {
+        pthread_join(threads[i].thread_id, NULL);
+    }
+}
+
+static void stats_sum(stat_u64 *dst, stat_u64 *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        atomic_store_explicit(&dst[i],
+            atomic_load_explicit(&dst[i], memory_order_relaxed) +
+            atomic_load_explicit(&src[i], memory_order_relaxed),
+            memory_order_relaxed);
+    }
+}
+
+void threadlocal_stats_aggregate(struct thread_stats *out)
+{
+    /* struct thread_stats is made only of stat_u64 fields */
+    size_t n = sizeof(struct thread_stats) / sizeof(stat_u64);
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < nthreads_running; i++) {
+        stats_sum((stat_u64 *)out, (stat_u64 *)&threads[i].stats, n);
+    }
+}
+
+void threadlocal_stats_reset(void)
+{
+    size_t n = sizeof(struct thread_stats) / sizeof(stat_u64);
+    for (int i = 0; i < nthreads_running; i++) {
+        stat_u64 *f = (stat_u64 *)&threads[i].stats;
+        for (size_t k = 0; k < n; k++) {
+            atomic_store_explicit(&f[k], 0, memory_order_relaxed);
+        }
+    }
+}
