@@ -1,0 +1,396 @@
+/*
+ * items_mq.c: multi-queue (MQ) replacement for D-zone items.
+ *
+ * Owns, per slab class: MQ_QUEUES doubly linked LRU queues (head = most
+ * recently bumped), their item counts and the eviction skip counters.
+ *
+ * Locks: classes[id].lock guards the class's queues, the next/prev,
+ * mq_level and ITEM_QUEUED of the items on them, and the counts.  Every
+ * insert, remove or move of an item is also done under that item's item
+ * lock (callers hold it; mq_pick_victim trylocks it), so holders of the item
+ * lock can read the queue fields without the class lock.  Order: item lock
+ * before class lock; with a class lock held only item_trylock is used.
+ *
+ * Placeholders (cursors of the crawler and metadump) sit in the queues as
+ * item headers with slabs_clsid 0, which no real item has.
+ */
+#include "items_mq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct mq_class {
+    pthread_mutex_t lock;
+    item *head[MQ_QUEUES];
+    item *tail[MQ_QUEUES];
+    uint64_t count[MQ_QUEUES];
+    uint64_t lrutail_reflocked;
+    uint64_t lock_busy;
+};
+
+struct mq_cursor {
+    item *node;                  /* the placeholder */
+    unsigned int clsid;
+    unsigned int level;
+    bool queued;
+};
+
+static struct mq_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
+
+static bool is_placeholder(const item *it)
+{
+    return it->slabs_clsid == 0;
+}
+
+void mq_init(void)
+{
+    for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
+        struct mq_class *cls = &classes[i];
+        memset(cls->head, 0, sizeof(cls->head));
+        memset(cls->tail, 0, sizeof(cls->tail));
+        memset(cls->count, 0, sizeof(cls->count));
+        cls->lrutail_reflocked = 0;
+        cls->lock_busy = 0;
+        pthread_mutex_init(&cls->lock, NULL);
+    }
+}
+
+unsigned int mq_level_for_counter(uint32_t counter)
+{
+    unsigned int level = 0;
+    while (counter > 1 && level < MQ_QUEUES - 1) {
+        counter >>= 1;
+        level++;
+    }
+    return level;
+}
+
+/* ---- queue primitives (class lock held) ---- */
+
+static void do_insert_head(struct mq_class *cls, unsigned int q, item *it)
+{
+    it->prev = NULL;
+    it->next = cls->head[q];
+    if (it->next != NULL) {
+        it->next->prev = it;
+    }
+    cls->head[q] = it;
+    if (cls->tail[q] == NULL) {
+        cls->tail[q] = it;
+    }
+}
+
+static void do_insert_tail(struct mq_class *cls, unsigned int q, item *it)
+{
+    it->next = NULL;
+    it->prev = cls->tail[q];
+    if (it->prev != NULL) {
+        it->prev->next = it;
+    }
+    cls->tail[q] = it;
+    if (cls->head[q] == NULL) {
+        cls->head[q] = it;
+    }
+}
+
+static void do_remove(struct mq_class *cls, unsigned int q, item *it)
+{
+    if (it->prev != NULL) {
+        it->prev->next = it->next;
+    } else {
+        cls->head[q] = it->next;
+    }
+    if (it->next != NULL) {
+        it->next->prev = it->prev;
+    } else {
+        cls->tail[q] = it->prev;
+    }
+    it->next = it->prev = NULL;
+}
+
+/* Put a real item at the head of queue `level`. */
+static void do_enqueue(struct mq_class *cls, item *it, unsigned int level)
+{
+    it->mq_level = (uint8_t)level;
+    do_insert_head(cls, level, it);
+    cls->count[level]++;
+    it->it_flags |= ITEM_QUEUED;
+}
+
+static void do_dequeue(struct mq_class *cls, item *it)
+{
+    do_remove(cls, it->mq_level, it);
+    cls->count[it->mq_level]--;
+    it->it_flags &= ~ITEM_QUEUED;
+}
+
+/* ---- item operations (item lock held by the caller) ---- */
+
+void mq_link(item *it)
+{
+    struct mq_class *cls = &classes[it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    if ((it->it_flags & ITEM_QUEUED) == 0) {
+        do_enqueue(cls, it, mq_level_for_counter(it->counter));
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
+void mq_unlink(item *it)
+{
+    struct mq_class *cls = &classes[it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    if (it->it_flags & ITEM_QUEUED) {
+        do_dequeue(cls, it);
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
+void mq_bump(item *it)
+{
+    unsigned int level = mq_level_for_counter(it->counter);
+    /* The item lock makes mq_level and time stable here, so the common
+     * case (bumped recently, still in the right queue) needs no lock. */
+    if ((it->it_flags & ITEM_QUEUED) == 0
+            || (level == it->mq_level
+                && it->time + ITEM_UPDATE_INTERVAL > current_time)) {
+        return;
+    }
+    struct mq_class *cls = &classes[it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    do_dequeue(cls, it);
+    it->time = current_time;
+    do_enqueue(cls, it, level);
+    pthread_mutex_unlock(&cls->lock);
+}
+
+bool mq_relevel(item *it)
+{
+    unsigned int level = mq_level_for_counter(it->counter);
+    if ((it->it_flags & ITEM_QUEUED) == 0 || level == it->mq_level) {
+        return false;
+    }
+    struct mq_class *cls = &classes[it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    do_dequeue(cls, it);
+    do_enqueue(cls, it, level);
+    pthread_mutex_unlock(&cls->lock);
+    return true;
+}
+
+/* ---- eviction ---- */
+
+/* A reference on a queued item: safe without the item lock because the
+ * index's reference cannot go while the item is queued and we hold the
+ * class lock (unlink dequeues before it drops that reference). */
+static uint16_t pin(item *it)
+{
+    return atomic_fetch_add_explicit(&it->refcount, 1,
+                                     memory_order_acq_rel) + 1;
+}
+
+static void unpin_queued(item *it)
+{
+    atomic_fetch_sub_explicit(&it->refcount, 1, memory_order_acq_rel);
+}
+
+/* Try to claim one candidate; true with its item lock held and pinned. */
+static bool try_claim(struct mq_class *cls, item *it, mq_accept_fn accept,
+                      void *arg, uint64_t *hv_out)
+{
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    if (item_trylock(hv) != 0) {
+        cls->lock_busy++;
+        return false;
+    }
+    if (pin(it) > 2) {
+        /* Someone besides the index is using it (a reply in flight). */
+        unpin_queued(it);
+        item_unlock(hv);
+        cls->lrutail_reflocked++;
+        return false;
+    }
+    if (accept != NULL && !accept(it, arg)) {
+        unpin_queued(it);
+        item_unlock(hv);
+        return false;
+    }
+    *hv_out = hv;
+    return true;
+}
+
+item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
+                     uint64_t *hv_out)
+{
+    struct mq_class *cls = &classes[clsid];
+    item *victim = NULL;
+
+    pthread_mutex_lock(&cls->lock);
+    for (unsigned int q = 0; q < MQ_QUEUES && victim == NULL; q++) {
+        unsigned int examined = 0;
+        for (item *it = cls->tail[q]; it != NULL && examined < MQ_TAIL_SEARCH;
+                it = it->prev) {
+            if (is_placeholder(it)) {
+                continue;
+            }
+            examined++;
+            if (try_claim(cls, it, accept, arg, hv_out)) {
+                victim = it;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return victim;
+}
+
+unsigned int mq_pin_range(unsigned int clsid, const void *start,
+                          const void *end, item **out, unsigned int max)
+{
+    struct mq_class *cls = &classes[clsid];
+    unsigned int n = 0;
+    const char *lo = start, *hi = end;
+
+    pthread_mutex_lock(&cls->lock);
+    for (unsigned int q = 0; q < MQ_QUEUES && n < max; q++) {
+        for (item *it = cls->head[q]; it != NULL && n < max; it = it->next) {
+            const char *p = (const char *)it;
+            if (!is_placeholder(it) && p >= lo && p < hi) {
+                pin(it);
+                out[n++] = it;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return n;
+}
+
+void mq_for_each(unsigned int clsid, mq_visit_fn visit, void *arg)
+{
+    struct mq_class *cls = &classes[clsid];
+    pthread_mutex_lock(&cls->lock);
+    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+        for (item *it = cls->head[q]; it != NULL; it = it->next) {
+            if (!is_placeholder(it) && !visit(it, q, arg)) {
+                pthread_mutex_unlock(&cls->lock);
+                return;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
+/* ---- cursors ---- */
+
+struct mq_cursor *mq_cursor_new(void)
+{
+    struct mq_cursor *cur = calloc(1, sizeof(*cur));
+    if (cur == NULL) {
+        return NULL;
+    }
+    cur->node = calloc(1, sizeof(item));
+    if (cur->node == NULL) {
+        free(cur);
+        return NULL;
+    }
+    return cur;
+}
+
+void mq_cursor_free(struct mq_cursor *cur)
+{
+    if (cur == NULL) {
+        return;
+    }
+    mq_cursor_stop(cur);
+    free(cur->node);
+    free(cur);
+}
+
+void mq_cursor_start(struct mq_cursor *cur, unsigned int clsid,
+                     unsigned int level)
+{
+    mq_cursor_stop(cur);
+    struct mq_class *cls = &classes[clsid];
+    cur->clsid = clsid;
+    cur->level = level;
+    pthread_mutex_lock(&cls->lock);
+    do_insert_tail(cls, level, cur->node);
+    cur->queued = true;
+    pthread_mutex_unlock(&cls->lock);
+}
+
+item *mq_cursor_next(struct mq_cursor *cur)
+{
+    if (!cur->queued) {
+        return NULL;
+    }
+    struct mq_class *cls = &classes[cur->clsid];
+    item *found = NULL;
+
+    pthread_mutex_lock(&cls->lock);
+    item *it = cur->node->prev;
+    while (it != NULL && is_placeholder(it)) {
+        it = it->prev;
+    }
+    do_remove(cls, cur->level, cur->node);
+    if (it == NULL) {
+        cur->queued = false;
+    } else {
+        /* Step over it: the placeholder goes just before (headward of) it. */
+        item *node = cur->node;
+        node->next = it;
+        node->prev = it->prev;
+        if (it->prev != NULL) {
+            it->prev->next = node;
+        } else {
+            cls->head[cur->level] = node;
+        }
+        it->prev = node;
+        pin(it);
+        found = it;
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return found;
+}
+
+void mq_cursor_stop(struct mq_cursor *cur)
+{
+    if (cur == NULL || !cur->queued) {
+        return;
+    }
+    struct mq_class *cls = &classes[cur->clsid];
+    pthread_mutex_lock(&cls->lock);
+    do_remove(cls, cur->level, cur->node);
+    cur->queued = false;
+    pthread_mutex_unlock(&cls->lock);
+}
+
+/* ---- stats ---- */
+
+void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out)
+{
+    struct mq_class *cls = &classes[clsid];
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&cls->lock);
+    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+        out->count[q] = cls->count[q];
+        item *it = cls->tail[q];
+        while (it != NULL && is_placeholder(it)) {
+            it = it->prev;
+        }
+        out->tail_time[q] = it != NULL ? it->time : 0;
+    }
+    out->lrutail_reflocked = cls->lrutail_reflocked;
+    out->lock_busy = cls->lock_busy;
+    pthread_mutex_unlock(&cls->lock);
+}
+
+void mq_reset_class_stats(void)
+{
+    for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
+        pthread_mutex_lock(&classes[i].lock);
+        classes[i].lrutail_reflocked = 0;
+        classes[i].lock_busy = 0;
+        pthread_mutex_unlock(&classes[i].lock);
+    }
+}

@@ -1,0 +1,90 @@
+/*
+ * items_mq.h: multi-queue replacement for D-zone items (items_mq.c).
+ *
+ * Each slab class keeps MQ_QUEUES LRU queues.  An item whose access counter
+ * lies in [2^i, 2^(i+1)) belongs in queue i (counters 0 and 1 in queue 0,
+ * everything from 2^(MQ_QUEUES-1) up in the last queue).  A hit moves the
+ * item to the head of its queue, at most once per ITEM_UPDATE_INTERVAL
+ * unless its counter reached a new queue.  Eviction takes the tail of
+ * queue 0 first, then queue 1, and so on.
+ *
+ * Locks: one mutex per class guards its queues, the queue links of its
+ * items (next/prev, mq_level, ITEM_QUEUED) and its counts.  Every change of
+ * an item's queue position is made with the item's item lock held as well,
+ * so a holder of either lock may read the queue fields.  Lock order: item
+ * lock, then class lock; code holding a class lock only ever trylocks item
+ * locks.
+ */
+#ifndef ITEMS_MQ_H
+#define ITEMS_MQ_H
+
+#include "memcached.h"
+
+#define MQ_QUEUES 8
+/* Items examined per queue tail when looking for a victim, as memcached
+ * examines a few tail items before giving up on an LRU. */
+#define MQ_TAIL_SEARCH 5
+
+void mq_init(void);
+
+/* The queue a counter belongs in. */
+unsigned int mq_level_for_counter(uint32_t counter);
+
+/* The caller holds the item lock of `it` for all of these. */
+void mq_link(item *it);          /* head of its counter's queue */
+void mq_unlink(item *it);        /* no-op if not queued */
+/* After an access (the caller already counted it): move to the head of
+ * the counter's queue, unless bumped within ITEM_UPDATE_INTERVAL and still
+ * in the right queue; in that case no lock is taken. */
+void mq_bump(item *it);
+/* Move to the queue its counter now calls for (counter decay in
+ * migrate.c); keeps it->time.  Returns true if it moved. */
+bool mq_relevel(item *it);
+
+/* Eviction: the first acceptable item scanning queue 0 upward, each queue
+ * from its tail, looking at up to MQ_TAIL_SEARCH items per queue.  Skips
+ * items whose item lock is busy (item_trylock) and items other threads
+ * hold references to (refcount above the index's one).  accept (may be
+ * NULL) can refuse candidates, e.g. to take only expired ones.
+ * The victim comes back with its item lock held, *hv_out set, and one extra
+ * reference (a pin) that the caller drops with item_remove() after
+ * unlinking it and unlocking.  The class lock is not held on return. */
+typedef bool (*mq_accept_fn)(item *it, void *arg);
+item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
+                     uint64_t *hv_out);
+
+/* Pin (take a reference to) up to max queued items of class clsid whose
+ * chunk lies in [start, end) (page reassignment).  No item lock is taken;
+ * callers lock and re-check each item. */
+unsigned int mq_pin_range(unsigned int clsid, const void *start,
+                          const void *end, item **out, unsigned int max);
+
+/* Read-only walk of a class, queue 0 first, head to tail within a queue,
+ * under the class lock.  Stop by returning false.  The visitor may read
+ * the item's key, sizes, time and (with an atomic load) exptime. */
+typedef bool (*mq_visit_fn)(item *it, unsigned int level, void *arg);
+void mq_for_each(unsigned int clsid, mq_visit_fn visit, void *arg);
+
+/* Cursors walk a queue from tail to head without holding the class lock
+ * between items (crawler, metadump).  A cursor is a placeholder in the
+ * queue; every walker skips placeholders. */
+struct mq_cursor;
+struct mq_cursor *mq_cursor_new(void);
+void mq_cursor_free(struct mq_cursor *cur);
+void mq_cursor_start(struct mq_cursor *cur, unsigned int clsid,
+                     unsigned int level);
+/* The next item toward the head, pinned (release with item_remove()), or
+ * NULL at the head (the cursor then leaves the queue). */
+item *mq_cursor_next(struct mq_cursor *cur);
+void mq_cursor_stop(struct mq_cursor *cur);
+
+struct mq_class_stats {
+    uint64_t count[MQ_QUEUES];
+    rel_time_t tail_time[MQ_QUEUES];  /* time of the tail item; 0 if empty */
+    uint64_t lrutail_reflocked;       /* candidates skipped: referenced */
+    uint64_t lock_busy;               /* candidates skipped: lock busy */
+};
+void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out);
+void mq_reset_class_stats(void);
+
+#endif

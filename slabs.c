@@ -1,0 +1,744 @@
+/*
+ * slabs.c: slab classes, their pages and free lists; page reassignment.
+ *
+ * Owns:
+ *   - the class table (chunk size and chunks per page of each class),
+ *   - per class and zone: the pages and the free list (struct slab_pool),
+ *   - the memory budget (-m, -L preallocation, cache_memlimit),
+ *   - the global page pool (pages reassigned to class 0),
+ *   - the rebalance thread that moves one page between classes.
+ *
+ * Locks:
+ *   - slabs_lock guards everything above.  It is a leaf for the request
+ *     path: nothing else is locked while it is held, except that the
+ *     rebalance thread calls the page evictor (items.c) with it released.
+ *   - rebalance state (rebal) is guarded by slabs_lock too; the thread
+ *     sleeps on rebal_cond.
+ *
+ * Chunks are items: a free chunk keeps the free-list links in the item
+ * header's next/prev and ITEM_SLABBED in it_flags, all under slabs_lock.
+ * Once allocated, a chunk's header belongs to items.c.
+ *
+ * Sizing follows memcached: the first chunk is sizeof(item) + -n bytes,
+ * each next class is -f times larger, rounded up to 8 bytes, until the size
+ * passes item_size_max / factor; the last class is exactly item_size_max so
+ * every value accepted by -I fits one chunk (no chunked items here).
+ */
+#include "slabs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+/* The pages and free chunks one class holds in one zone. */
+struct slab_pool {
+    item *free_list;              /* doubly linked through next/prev */
+    unsigned int free_count;
+    char **pages;
+    unsigned int npages;
+    unsigned int pages_cap;
+};
+
+typedef struct {
+    unsigned int size;            /* chunk size in bytes */
+    unsigned int perslab;         /* chunks per page */
+    struct slab_pool pool[SLAB_ZONES];
+} slabclass_t;
+
+/* Where a zone's pages come from and how many it may have. */
+struct zone_memory {
+    size_t limit;
+    size_t malloced;
+    char *prealloc_base;          /* -L: one region, carved page by page */
+    size_t prealloc_size;
+    size_t prealloc_used;
+};
+
+static slabclass_t slabclass[MAX_NUMBER_OF_SLAB_CLASSES];
+static unsigned int power_largest;
+static size_t page_size;
+static struct zone_memory zone_mem[SLAB_ZONES];
+static pthread_mutex_t slabs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Pages given back to nobody (slabs reassign N 0); new pages come from here
+ * before new memory is allocated. */
+static struct slab_pool global_pool;
+
+static struct {
+    uint64_t slabs_moved;
+    uint64_t reassign_evictions;
+    uint64_t reassign_busy_items;
+    uint64_t malloc_fails;
+} slab_counters;
+
+/* One page move at a time. */
+static struct {
+    bool requested;               /* slabs_reassign asked, thread not done */
+    bool moving;                  /* page chosen, waiting for its chunks */
+    int src;
+    int dst;
+    char *start;                  /* the page being emptied */
+    char *end;
+    unsigned int chunks_back;     /* chunks of it no longer in use */
+    unsigned int next_src;        /* round robin for src == -1 */
+} rebal;
+
+static pthread_cond_t rebal_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t rebal_idle_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t rebal_tid;
+static bool rebal_thread_running;
+static bool rebal_stop;
+static slabs_page_evictor page_evictor;
+
+/* ---- class table ---- */
+
+static unsigned int align_chunk(size_t size)
+{
+    if (size % CHUNK_ALIGN_BYTES) {
+        size += CHUNK_ALIGN_BYTES - (size % CHUNK_ALIGN_BYTES);
+    }
+    return (unsigned int)size;
+}
+
+static void build_classes(double factor)
+{
+    size_t item_max = (size_t)settings.item_size_max;
+    double size = (double)(sizeof(item) + (size_t)settings.chunk_size);
+    unsigned int id = POWER_SMALLEST;
+
+    /* The last id is reserved for the item_size_max class. */
+    for (; id < MAX_NUMBER_OF_SLAB_CLASSES - 2; id++) {
+        unsigned int chunk = align_chunk((size_t)size);
+        if (chunk >= item_max / factor || chunk >= item_max) {
+            break;
+        }
+        slabclass[id].size = chunk;
+        slabclass[id].perslab = (unsigned int)(page_size / chunk);
+        /* Grow from the aligned size so classes strictly increase even
+         * with a factor close to 1. */
+        size = (double)chunk * factor;
+    }
+    power_largest = id;
+    slabclass[id].size = (unsigned int)item_max;
+    slabclass[id].perslab = (unsigned int)(page_size / item_max);
+}
+
+unsigned int slabs_largest_clsid(void)
+{
+    return power_largest;
+}
+
+unsigned int slabs_chunk_size(unsigned int id)
+{
+    if (id < POWER_SMALLEST || id > power_largest) {
+        return 0;
+    }
+    return slabclass[id].size;
+}
+
+unsigned int slabs_chunks_per_page(unsigned int id)
+{
+    if (id < POWER_SMALLEST || id > power_largest) {
+        return 0;
+    }
+    return slabclass[id].perslab;
+}
+
+unsigned int slabs_clsid(size_t size)
+{
+    if (size == 0 || power_largest == 0) {
+        return 0;
+    }
+    /* Binary search: sizes increase with the id. */
+    unsigned int lo = POWER_SMALLEST, hi = power_largest;
+    if (size > slabclass[hi].size) {
+        return 0;
+    }
+    while (lo < hi) {
+        unsigned int mid = lo + (hi - lo) / 2;
+        if (slabclass[mid].size >= size) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+/* ---- page memory ---- */
+
+static char *prealloc_region(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    /* Best effort: -L asks for large pages, the kernel may decline. */
+    (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void slabs_init(size_t limit, double factor, bool prealloc)
+{
+    memset(slabclass, 0, sizeof(slabclass));
+    memset(zone_mem, 0, sizeof(zone_mem));
+    memset(&global_pool, 0, sizeof(global_pool));
+    memset(&slab_counters, 0, sizeof(slab_counters));
+    memset(&rebal, 0, sizeof(rebal));
+
+    page_size = (size_t)settings.slab_page_size;
+    if (page_size < (size_t)settings.item_size_max) {
+        page_size = (size_t)settings.item_size_max;
+    }
+    build_classes(factor);
+
+    zone_mem[SLAB_ZONE_DRAM].limit = limit;
+    if (prealloc && limit > 0) {
+        char *base = prealloc_region(limit);
+        if (base == NULL) {
+            fprintf(stderr, "Warning: failed to preallocate %zu bytes (%s);"
+                    " allocating pages on demand\n", limit, strerror(errno));
+        } else {
+            zone_mem[SLAB_ZONE_DRAM].prealloc_base = base;
+            zone_mem[SLAB_ZONE_DRAM].prealloc_size = limit;
+        }
+    }
+}
+
+static void pool_release_pages(struct slab_pool *p, bool from_malloc)
+{
+    for (unsigned int i = 0; i < p->npages; i++) {
+        if (from_malloc) {
+            free(p->pages[i]);
+        }
+    }
+    free(p->pages);
+    memset(p, 0, sizeof(*p));
+}
+
+void slabs_destroy(void)
+{
+    struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    bool from_malloc = zm->prealloc_base == NULL;
+
+    slabs_stop_rebalance_thread();
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        pool_release_pages(&slabclass[id].pool[SLAB_ZONE_DRAM], from_malloc);
+    }
+    pool_release_pages(&global_pool, from_malloc);
+    if (zm->prealloc_base != NULL) {
+        munmap(zm->prealloc_base, zm->prealloc_size);
+    }
+    memset(zm, 0, sizeof(*zm));
+    power_largest = 0;
+}
+
+/* A new page for a class that already has `class_pages` pages.  Like
+ * memcached, a class's first page is granted even past the limit so that
+ * every class can store at least something; with -L the region bounds
+ * everything. */
+static char *do_page_memory(enum slab_zone zone, unsigned int class_pages)
+{
+    struct zone_memory *zm = &zone_mem[zone];
+
+    if (zm->prealloc_base != NULL) {
+        if (zm->prealloc_used + page_size > zm->prealloc_size) {
+            return NULL;
+        }
+        char *page = zm->prealloc_base + zm->prealloc_used;
+        zm->prealloc_used += page_size;
+        zm->malloced += page_size;
+        return page;
+    }
+    if (zm->limit != 0 && zm->malloced + page_size > zm->limit
+            && class_pages > 0) {
+        return NULL;
+    }
+    char *page = malloc(page_size);
+    if (page == NULL) {
+        slab_counters.malloc_fails++;
+        return NULL;
+    }
+    zm->malloced += page_size;
+    return page;
+}
+
+static bool pool_add_page(struct slab_pool *p, char *page)
+{
+    if (p->npages == p->pages_cap) {
+        unsigned int cap = p->pages_cap ? p->pages_cap * 2 : 16;
+        char **grown = realloc(p->pages, cap * sizeof(*grown));
+        if (grown == NULL) {
+            return false;
+        }
+        p->pages = grown;
+        p->pages_cap = cap;
+    }
+    p->pages[p->npages++] = page;
+    return true;
+}
+
+static void freelist_push(struct slab_pool *p, item *it)
+{
+    it->it_flags = ITEM_SLABBED;
+    it->slabs_clsid = 0;
+    it->prev = NULL;
+    it->next = p->free_list;
+    if (it->next != NULL) {
+        it->next->prev = it;
+    }
+    p->free_list = it;
+    p->free_count++;
+}
+
+static void freelist_remove(struct slab_pool *p, item *it)
+{
+    if (it->prev != NULL) {
+        it->prev->next = it->next;
+    } else {
+        p->free_list = it->next;
+    }
+    if (it->next != NULL) {
+        it->next->prev = it->prev;
+    }
+    it->next = it->prev = NULL;
+    p->free_count--;
+}
+
+/* Put every chunk of a fresh (or emptied) page on the class's free list. */
+static void carve_page(slabclass_t *cls, struct slab_pool *p, char *page)
+{
+    memset(page, 0, page_size);
+    /* Pushed in reverse so chunks are handed out in address order. */
+    for (unsigned int i = cls->perslab; i-- > 0;) {
+        freelist_push(p, (item *)(page + (size_t)i * cls->size));
+    }
+}
+
+static bool do_slabs_newslab(unsigned int id, enum slab_zone zone)
+{
+    slabclass_t *cls = &slabclass[id];
+    struct slab_pool *p = &cls->pool[zone];
+    char *page = NULL;
+    bool reused = false;
+
+    if (zone == SLAB_ZONE_DRAM && global_pool.npages > 0) {
+        page = global_pool.pages[--global_pool.npages];
+        reused = true;
+    } else {
+        page = do_page_memory(zone, p->npages);
+    }
+    if (page == NULL) {
+        return false;
+    }
+    if (!pool_add_page(p, page)) {
+        if (reused) {
+            global_pool.npages++;
+        } else if (zone_mem[zone].prealloc_base == NULL) {
+            /* Only malloc'd pages can be handed back; a carved -L page
+             * stays counted (this needs a failed realloc of a few bytes). */
+            free(page);
+            zone_mem[zone].malloced -= page_size;
+        }
+        slab_counters.malloc_fails++;
+        return false;
+    }
+    carve_page(cls, p, page);
+    return true;
+}
+
+static void *do_slabs_alloc(size_t size, unsigned int id, enum slab_zone zone)
+{
+    if (id < POWER_SMALLEST || id > power_largest
+            || size > slabclass[id].size) {
+        return NULL;
+    }
+    struct slab_pool *p = &slabclass[id].pool[zone];
+    if (p->free_list == NULL && !do_slabs_newslab(id, zone)) {
+        return NULL;
+    }
+    item *it = p->free_list;
+    freelist_remove(p, it);
+    it->it_flags = 0;
+    atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
+    return it;
+}
+
+void *slabs_alloc(size_t size, unsigned int id)
+{
+    pthread_mutex_lock(&slabs_lock);
+    void *ret = do_slabs_alloc(size, id, SLAB_ZONE_DRAM);
+    pthread_mutex_unlock(&slabs_lock);
+    return ret;
+}
+
+static bool chunk_in_moving_page(const void *ptr)
+{
+    return rebal.moving && (const char *)ptr >= rebal.start
+        && (const char *)ptr < rebal.end;
+}
+
+static void do_slabs_free(void *ptr, unsigned int id, enum slab_zone zone)
+{
+    item *it = ptr;
+    if (chunk_in_moving_page(ptr)) {
+        /* The page is being emptied: keep the chunk off the free list so
+         * nobody allocates it again, and count it as returned. */
+        it->it_flags = ITEM_SLABBED;
+        rebal.chunks_back++;
+        return;
+    }
+    freelist_push(&slabclass[id].pool[zone], it);
+}
+
+void slabs_free(void *ptr, size_t size, unsigned int id)
+{
+    if (ptr == NULL || id < POWER_SMALLEST || id > power_largest) {
+        return;
+    }
+    pthread_mutex_lock(&slabs_lock);
+    do_slabs_free(ptr, id, SLAB_ZONE_DRAM);
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+bool slabs_adjust_mem_limit(size_t new_mem_limit)
+{
+    pthread_mutex_lock(&slabs_lock);
+    bool ok = zone_mem[SLAB_ZONE_DRAM].prealloc_base == NULL;
+    if (ok) {
+        /* Lowering the limit below what is allocated frees nothing; it
+         * stops growth until reassignment or eviction catch up, as in
+         * memcached. */
+        zone_mem[SLAB_ZONE_DRAM].limit = new_mem_limit;
+        settings.maxbytes = new_mem_limit;
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return ok;
+}
+
+/* ---- page reassignment ---- */
+
+static int pick_any_source(int dst)
+{
+    for (unsigned int tries = 0; tries < power_largest; tries++) {
+        unsigned int id = rebal.next_src++ % power_largest + POWER_SMALLEST;
+        if ((int)id != dst
+                && slabclass[id].pool[SLAB_ZONE_DRAM].npages > 1) {
+            return (int)id;
+        }
+    }
+    return -1;
+}
+
+enum reassign_result_type slabs_reassign(int src, int dst)
+{
+    enum reassign_result_type ret = REASSIGN_OK;
+
+    pthread_mutex_lock(&slabs_lock);
+    if (rebal.requested) {
+        ret = REASSIGN_RUNNING;
+    } else if (dst < 0 || dst > (int)power_largest || src < -1
+            || src == 0 || src > (int)power_largest) {
+        ret = REASSIGN_BADCLASS;
+    } else if (src == dst) {
+        ret = REASSIGN_SRC_DST_SAME;
+    } else {
+        if (src == -1) {
+            src = pick_any_source(dst);
+        }
+        if (src == -1 || slabclass[src].pool[SLAB_ZONE_DRAM].npages < 2) {
+            ret = REASSIGN_NOSPARE;
+        } else {
+            rebal.requested = true;
+            rebal.src = src;
+            rebal.dst = dst;
+            pthread_cond_signal(&rebal_cond);
+        }
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return ret;
+}
+
+/* Choose the source page and take its free chunks off the free list;
+ * from now on do_slabs_free diverts the page's chunks. */
+static void do_rebalance_begin(void)
+{
+    slabclass_t *cls = &slabclass[rebal.src];
+    struct slab_pool *p = &cls->pool[SLAB_ZONE_DRAM];
+
+    rebal.start = p->pages[0];
+    rebal.end = rebal.start + (size_t)cls->perslab * cls->size;
+    rebal.chunks_back = 0;
+    rebal.moving = true;
+
+    item *it = p->free_list;
+    while (it != NULL) {
+        item *next = it->next;
+        if ((char *)it >= rebal.start && (char *)it < rebal.end) {
+            freelist_remove(p, it);
+            it->it_flags = ITEM_SLABBED;
+            rebal.chunks_back++;
+        }
+        it = next;
+    }
+}
+
+/* Every chunk of the page is back: hand the page to the destination. */
+static void do_rebalance_finish(void)
+{
+    slabclass_t *src = &slabclass[rebal.src];
+    struct slab_pool *sp = &src->pool[SLAB_ZONE_DRAM];
+    char *page = rebal.start;
+
+    for (unsigned int i = 0; i < sp->npages; i++) {
+        if (sp->pages[i] == page) {
+            sp->pages[i] = sp->pages[--sp->npages];
+            break;
+        }
+    }
+    rebal.moving = false;
+    rebal.start = rebal.end = NULL;
+
+    bool placed;
+    if (rebal.dst == 0) {
+        placed = pool_add_page(&global_pool, page);
+    } else {
+        slabclass_t *dst = &slabclass[rebal.dst];
+        placed = pool_add_page(&dst->pool[SLAB_ZONE_DRAM], page);
+        if (placed) {
+            carve_page(dst, &dst->pool[SLAB_ZONE_DRAM], page);
+        }
+    }
+    if (!placed) {
+        /* No room to record the page anywhere: give it back to the source
+         * rather than lose it. */
+        sp->pages[sp->npages++] = page;
+        carve_page(src, sp, page);
+        slab_counters.malloc_fails++;
+    } else {
+        slab_counters.slabs_moved++;
+    }
+    rebal.requested = false;
+    pthread_cond_broadcast(&rebal_idle_cond);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* Move one page; returns with slabs_lock held as on entry.  Items still
+ * in the page are unlinked by the evictor; readers holding references
+ * keep their copy until they release it, and only then does the chunk come
+ * back, so the wait can take as long as the slowest reader. */
+static void do_rebalance_move(void)
+{
+    unsigned int perslab = slabclass[rebal.src].perslab;
+
+    do_rebalance_begin();
+    while (rebal.chunks_back < perslab && !rebal_stop) {
+        int src = rebal.src;
+        const void *start = rebal.start, *end = rebal.end;
+        pthread_mutex_unlock(&slabs_lock);
+        unsigned int evicted = 0;
+        if (page_evictor != NULL) {
+            evicted = page_evictor((unsigned int)src, start, end);
+        }
+        pthread_mutex_lock(&slabs_lock);
+        slab_counters.reassign_evictions += evicted;
+        if (rebal.chunks_back < perslab) {
+            slab_counters.reassign_busy_items++;
+            pthread_mutex_unlock(&slabs_lock);
+            sleep_ms(1);
+            pthread_mutex_lock(&slabs_lock);
+        }
+    }
+    if (rebal.chunks_back == perslab) {
+        do_rebalance_finish();
+    }
+}
+
+static void *rebalance_thread(void *arg)
+{
+    pthread_mutex_lock(&slabs_lock);
+    while (!rebal_stop) {
+        if (!rebal.requested) {
+            pthread_cond_wait(&rebal_cond, &slabs_lock);
+            continue;
+        }
+        do_rebalance_move();
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return NULL;
+}
+
+void slabs_set_page_evictor(slabs_page_evictor evictor)
+{
+    pthread_mutex_lock(&slabs_lock);
+    page_evictor = evictor;
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+int slabs_start_rebalance_thread(void)
+{
+    pthread_mutex_lock(&slabs_lock);
+    if (rebal_thread_running) {
+        pthread_mutex_unlock(&slabs_lock);
+        return 0;
+    }
+    rebal_stop = false;
+    int rc = pthread_create(&rebal_tid, NULL, rebalance_thread, NULL);
+    rebal_thread_running = (rc == 0);
+    pthread_mutex_unlock(&slabs_lock);
+    return rc;
+}
+
+void slabs_stop_rebalance_thread(void)
+{
+    pthread_mutex_lock(&slabs_lock);
+    if (!rebal_thread_running) {
+        pthread_mutex_unlock(&slabs_lock);
+        return;
+    }
+    rebal_stop = true;
+    pthread_cond_signal(&rebal_cond);
+    pthread_mutex_unlock(&slabs_lock);
+    pthread_join(rebal_tid, NULL);
+    pthread_mutex_lock(&slabs_lock);
+    rebal_thread_running = false;
+    /* A move cut short by shutdown leaves its page with the source; the
+     * chunks already diverted are simply not reused. */
+    rebal.requested = false;
+    rebal.moving = false;
+    pthread_cond_broadcast(&rebal_idle_cond);
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+void slabs_rebalance_wait_idle(void)
+{
+    pthread_mutex_lock(&slabs_lock);
+    while (rebal.requested && rebal_thread_running) {
+        pthread_cond_wait(&rebal_idle_cond, &slabs_lock);
+    }
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+/* ---- stats ---- */
+
+void slabs_get_totals(struct slabs_totals *out)
+{
+    pthread_mutex_lock(&slabs_lock);
+    out->total_malloced = zone_mem[SLAB_ZONE_DRAM].malloced
+        - (uint64_t)global_pool.npages * page_size;
+    out->mem_limit = zone_mem[SLAB_ZONE_DRAM].limit;
+    out->global_pool_pages = global_pool.npages;
+    out->slabs_moved = slab_counters.slabs_moved;
+    out->reassign_evictions = slab_counters.reassign_evictions;
+    out->reassign_busy_items = slab_counters.reassign_busy_items;
+    out->malloc_fails = slab_counters.malloc_fails;
+    out->reassign_running = rebal.requested;
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+unsigned int slabs_class_pages(unsigned int id, enum slab_zone zone)
+{
+    if (id < POWER_SMALLEST || id > power_largest || zone >= SLAB_ZONES) {
+        return 0;
+    }
+    pthread_mutex_lock(&slabs_lock);
+    unsigned int n = slabclass[id].pool[zone].npages;
+    pthread_mutex_unlock(&slabs_lock);
+    return n;
+}
+
+unsigned int slabs_class_free_chunks(unsigned int id, enum slab_zone zone)
+{
+    if (id < POWER_SMALLEST || id > power_largest || zone >= SLAB_ZONES) {
+        return 0;
+    }
+    pthread_mutex_lock(&slabs_lock);
+    unsigned int n = slabclass[id].pool[zone].free_count;
+    pthread_mutex_unlock(&slabs_lock);
+    return n;
+}
+
+static void class_stat(ADD_STAT add_stats, void *c, unsigned int id,
+                       const char *name, uint64_t value)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "%u:%s", id, name);
+    append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
+}
+
+/* Per-class counters the workers keep (struct slab_stats). */
+static void class_hit_stats(ADD_STAT add_stats, void *c, unsigned int id,
+                            struct slab_stats *s)
+{
+    class_stat(add_stats, c, id, "get_hits", STAT_GET(s->get_hits));
+    class_stat(add_stats, c, id, "cmd_set", STAT_GET(s->set_cmds));
+    class_stat(add_stats, c, id, "delete_hits", STAT_GET(s->delete_hits));
+    class_stat(add_stats, c, id, "incr_hits", STAT_GET(s->incr_hits));
+    class_stat(add_stats, c, id, "decr_hits", STAT_GET(s->decr_hits));
+    class_stat(add_stats, c, id, "cas_hits", STAT_GET(s->cas_hits));
+    class_stat(add_stats, c, id, "cas_badval", STAT_GET(s->cas_badval));
+    class_stat(add_stats, c, id, "touch_hits", STAT_GET(s->touch_hits));
+}
+
+struct class_snapshot {
+    unsigned int pages;
+    unsigned int free_chunks;
+};
+
+void slabs_stats(ADD_STAT add_stats, void *c)
+{
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct class_snapshot snap[MAX_NUMBER_OF_SLAB_CLASSES];
+    uint64_t malloced;
+    unsigned int active = 0;
+
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
+
+    /* Copy under the lock, print without it: append_stat does I/O
+     * buffering and must not stall allocations. */
+    pthread_mutex_lock(&slabs_lock);
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        snap[id].pages = slabclass[id].pool[SLAB_ZONE_DRAM].npages;
+        snap[id].free_chunks = slabclass[id].pool[SLAB_ZONE_DRAM].free_count;
+    }
+    malloced = zone_mem[SLAB_ZONE_DRAM].malloced
+        - (uint64_t)global_pool.npages * page_size;
+    pthread_mutex_unlock(&slabs_lock);
+
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        if (snap[id].pages == 0) {
+            continue;
+        }
+        uint64_t perslab = slabclass[id].perslab;
+        uint64_t total = perslab * snap[id].pages;
+        active++;
+        class_stat(add_stats, c, id, "chunk_size", slabclass[id].size);
+        class_stat(add_stats, c, id, "chunks_per_page", perslab);
+        class_stat(add_stats, c, id, "total_pages", snap[id].pages);
+        class_stat(add_stats, c, id, "total_chunks", total);
+        class_stat(add_stats, c, id, "used_chunks",
+                   total - snap[id].free_chunks);
+        class_stat(add_stats, c, id, "free_chunks", snap[id].free_chunks);
+        /* Pages are carved whole, so no chunk is ever left at a page end. */
+        class_stat(add_stats, c, id, "free_chunks_end", 0);
+        class_hit_stats(add_stats, c, id, &ts->slab_stats[id]);
+    }
+    append_stat("active_slabs", add_stats, c, "%u", active);
+    append_stat("total_malloced", add_stats, c, "%llu",
+                (unsigned long long)malloced);
+    free(ts);
+}

@@ -1,0 +1,78 @@
+/*
+ * slabs.h: slab classes and their pages (slabs.c).
+ *
+ * A slab class serves chunks of one size.  Its memory comes in pages
+ * (settings.slab_page_size bytes) carved into chunks; free chunks sit on the
+ * class's free list.  Every page belongs to one zone; today only the DRAM
+ * zone exists, slabs_tier.c will add the NVM pool of each class through the
+ * same per-class structure (see struct slab_pool in slabs.c).
+ *
+ * All functions here take the slabs lock themselves; nothing calls into
+ * slabs.c with it held.
+ */
+#ifndef SLABS_H
+#define SLABS_H
+
+#include "memcached.h"
+
+#include "items.h"
+
+/* Zones a class can hold pages in.  Only DRAM for now. */
+enum slab_zone {
+    SLAB_ZONE_DRAM = 0,
+    SLAB_ZONES
+};
+
+/* Build the classes from settings.factor, settings.chunk_size,
+ * settings.item_size_max and settings.slab_page_size.  limit is the byte
+ * budget for pages (settings.maxbytes); with prealloc the whole budget is
+ * reserved up front (-L) and pages are carved from it. */
+void slabs_init(size_t limit, double factor, bool prealloc);
+/* Release every page (tests and clean shutdown). */
+void slabs_destroy(void);
+
+/* Classes are 1..slabs_largest_clsid(); unsigned int slabs_clsid(size) in
+ * items.h maps a size to its class (0 = too large). */
+unsigned int slabs_largest_clsid(void);
+unsigned int slabs_chunk_size(unsigned int id);
+unsigned int slabs_chunks_per_page(unsigned int id);
+
+/* A chunk of class id able to hold size bytes, or NULL when the class has
+ * no free chunk and no new page can be had.  The chunk comes back with
+ * it_flags == 0 and refcount == 0; the caller initialises the header. */
+void *slabs_alloc(size_t size, unsigned int id);
+/* Return a chunk obtained from slabs_alloc (size as passed there). */
+void slabs_free(void *ptr, size_t size, unsigned int id);
+
+/* Page reassignment (slabs_reassign in items.h) empties one page of the
+ * source class before handing it over.  Free chunks are taken off the free
+ * list; live items are removed by the evictor, which must unlink (and so
+ * eventually slabs_free) every item whose chunk lies in [start, end).
+ * items.c registers it; it returns how many items it unlinked. */
+typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
+                                           const void *start,
+                                           const void *end);
+void slabs_set_page_evictor(slabs_page_evictor evictor);
+int slabs_start_rebalance_thread(void);   /* 0 = ok */
+void slabs_stop_rebalance_thread(void);
+/* Wait until no page move is pending (tests, shutdown). */
+void slabs_rebalance_wait_idle(void);
+
+/* Totals for `stats` and `stats tier`. */
+struct slabs_totals {
+    uint64_t total_malloced;     /* bytes of pages owned by classes */
+    uint64_t mem_limit;
+    uint64_t global_pool_pages;  /* pages moved to the global pool */
+    uint64_t slabs_moved;        /* pages reassigned */
+    uint64_t reassign_evictions; /* items unlinked to free moving pages */
+    uint64_t reassign_busy_items;/* rounds that waited for busy items */
+    uint64_t malloc_fails;       /* page allocations that failed */
+    bool reassign_running;
+};
+void slabs_get_totals(struct slabs_totals *out);
+/* Pages a class holds in a zone (tests, stats tier). */
+unsigned int slabs_class_pages(unsigned int id, enum slab_zone zone);
+/* Free chunks a class holds in a zone. */
+unsigned int slabs_class_free_chunks(unsigned int id, enum slab_zone zone);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * unit_support.c: the daemon's globals for the storage unit tests.
+ *
+ * Owns: settings, current_time, process_started, realtime(), the striped
+ * item locks (real mutexes), server stats and stats_lock, stats output
+ * helpers and stand-ins for the connection output API, plus TAP output.
+ * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
+ */
+#include "unit_support.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct settings settings;
+volatile rel_time_t current_time = 100;
+time_t process_started = 1000000;
+struct server_stats stats;
+pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+LIBEVENT_THREAD *threads;
+
+static pthread_mutex_t *item_locks;
+static uint64_t item_lock_mask;
+
+void unit_settings_defaults(void)
+{
+    memset(&settings, 0, sizeof(settings));
+    settings.maxbytes = 64 * 1024 * 1024;
+    settings.factor = 1.25;
+    settings.chunk_size = 48;
+    settings.item_size_max = 1024 * 1024;
+    settings.slab_page_size = 1024 * 1024;
+    settings.slab_chunk_size_max = settings.slab_page_size / 2;
+    settings.use_cas = true;
+    settings.evict_to_free = 1;
+    settings.hash_expand = true;
+    settings.lru_crawler = false;
+    settings.lru_crawler_sleep = 0;
+    settings.lru_crawler_tocrawl = 0;
+}
+
+void unit_locks_init(unsigned int power)
+{
+    uint64_t n = (uint64_t)1 << power;
+    free(item_locks);
+    item_locks = calloc(n, sizeof(*item_locks));
+    if (item_locks == NULL) {
+        fprintf(stderr, "out of memory for item locks\n");
+        exit(2);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        pthread_mutex_init(&item_locks[i], NULL);
+    }
+    item_lock_mask = n - 1;
+}
+
+void item_lock(uint64_t hv)
+{
+    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
+}
+
+void item_unlock(uint64_t hv)
+{
+    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
+}
+
+int item_trylock(uint64_t hv)
+{
+    return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
+}
+
+/* memcached's rule: up to 30 days is relative, beyond is a unix time. */
+rel_time_t realtime(int64_t exptime)
+{
+    if (exptime == 0) {
+        return 0;
+    }
+    if (exptime < 0) {
+        return 1;
+    }
+    if (exptime > REALTIME_MAXDELTA) {
+        if (exptime <= process_started) {
+            return 1;
+        }
+        return (rel_time_t)(exptime - process_started);
+    }
+    return (rel_time_t)(exptime + current_time);
+}
+
+/* No workers in unit tests: every per-thread counter reads zero. */
+void threadlocal_stats_aggregate(struct thread_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+}
+
+void append_stat(const char *name, ADD_STAT add_stats, void *c,
+                 const char *fmt, ...)
+{
+    char val[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int vlen = vsnprintf(val, sizeof(val), fmt, ap);
+    va_end(ap);
+    if (vlen < 0) {
+        vlen = 0;
+    }
+    add_stats(name, (uint16_t)strlen(name), val, (uint32_t)vlen, c);
+}
+
+void capture_stat(const char *key, uint16_t klen, const char *val,
+                  uint32_t vlen, const void *cookie)
+{
+    struct stat_capture *cap = (struct stat_capture *)cookie;
+    int n = snprintf(cap->buf + cap->len, sizeof(cap->buf) - cap->len,
+                     "%.*s %.*s\n", (int)klen, key, (int)vlen, val);
+    if (n > 0 && cap->len + (size_t)n < sizeof(cap->buf)) {
+        cap->len += (size_t)n;
+    }
+}
+
+const char *captured_value(const struct stat_capture *cap, const char *key,
+                           char *out, size_t outlen)
+{
+    size_t klen = strlen(key);
+    const char *p = cap->buf;
+    while (p < cap->buf + cap->len) {
+        const char *eol = memchr(p, '\n', (size_t)(cap->buf + cap->len - p));
+        if (eol == NULL) {
+            break;
+        }
+        if ((size_t)(eol - p) > klen && memcmp(p, key, klen) == 0
+                && p[klen] == ' ') {
+            size_t vlen = (size_t)(eol - p) - klen - 1;
+            if (vlen >= outlen) {
+                vlen = outlen - 1;
+            }
+            memcpy(out, p + klen + 1, vlen);
+            out[vlen] = '\0';
+            return out;
+        }
+        p = eol + 1;
+    }
+    return NULL;
+}
+
+/* Connection output stand-ins: metadump in tests writes to a buffer
+ * through the conn's wbuf. */
+bool resp_add(conn *c, const void *buf, size_t len)
+{
+    if (c->wbuf_used + len > c->wbuf_size) {
+        return false;
+    }
+    memcpy(c->wbuf + c->wbuf_used, buf, len);
+    c->wbuf_used += (uint32_t)len;
+    return true;
+}
+
+bool resp_printf(conn *c, const char *fmt, ...)
+{
+    char tmp[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < sizeof(tmp) && resp_add(c, tmp, (size_t)n);
+}
+
+/* ---- TAP ---- */
+
+static int tests_run;
+static int tests_failed;
+
+void ok(bool cond, const char *fmt, ...)
+{
+    va_list ap;
+    tests_run++;
+    if (!cond) {
+        tests_failed++;
+    }
+    printf("%sok %d - ", cond ? "" : "not ", tests_run);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+void diag(const char *fmt, ...)
+{
+    va_list ap;
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+int done_testing(void)
+{
+    printf("1..%d\n", tests_run);
+    return tests_failed == 0 ? 0 : 1;
+}
