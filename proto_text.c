@@ -1,0 +1,2083 @@
+/*
+ * proto_text.c: the ASCII protocol of memcached 1.6.18, classic and meta.
+ *
+ * Owns command parsing and reply formatting for one framed request line:
+ * memcached.c hands us the line (NUL-terminated, "\r\n" stripped) through
+ * process_command_ascii(), and calls complete_nread() once the value of a
+ * storage command has been read into the item we allocated.  Replies are
+ * byte-for-byte those of stock memcached 1.6.18, including its error
+ * strings and its quirks (which are noted where they look surprising).
+ *
+ * Locks: none of our own.  We take item_lock(hv) only around the few
+ * metadata updates that memcached does under the item lock (meta get with
+ * N/R/T/h/l, meta delete, meta arithmetic TTL updates); item_get_locked()
+ * hands the lock to us and we release it before queueing any I/O.
+ * Statistics go to the calling worker's own counters (STAT_INCR).
+ *
+ * Parsing is in place: the line is split into tokens by writing NULs over
+ * the separating spaces, keys are used where they lie, and values are
+ * queued zero-copy with resp_add_item().
+ */
+#include "memcached.h"
+#include "items.h"
+#include "util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ---- tokens ---- */
+
+typedef struct {
+    char *value;
+    size_t length;
+} token_t;
+
+#define COMMAND_TOKEN 0
+#define SUBCOMMAND_TOKEN 1
+#define KEY_TOKEN 1
+
+#define MAX_VERBOSITY_LEVEL 2
+/* meta commands refuse lines with more tokens than this (terminal included) */
+#define META_MAX_TOKENS 20
+/* an opaque token, 'O' included, may be this long */
+#define META_MAX_OPAQUE_LENGTH 32
+
+/*
+ * Split `command` on single spaces (runs of spaces count as one; tabs are
+ * not separators, as in memcached).  At most max_tokens - 1 words are
+ * returned; the last entry is a terminal token of length 0 whose value is
+ * NULL when the whole line was consumed, or points to the unsplit rest of
+ * the line (long multi-gets are processed in batches this way).  Returns
+ * the number of entries including the terminal one.
+ */
+static size_t tokenize_command(char *command, token_t *tokens,
+                               size_t max_tokens)
+{
+    size_t ntokens = 0;
+    char *p = command;
+
+    for (;;) {
+        while (*p == ' ') {
+            p++;
+        }
+        if (*p == '\0') {
+            tokens[ntokens].value = NULL;
+            break;
+        }
+        if (ntokens == max_tokens - 1) {
+            tokens[ntokens].value = p;   /* rest of the line, unsplit */
+            break;
+        }
+        tokens[ntokens].value = p;
+        while (*p != ' ' && *p != '\0') {
+            p++;
+        }
+        tokens[ntokens].length = (size_t)(p - tokens[ntokens].value);
+        ntokens++;
+        if (*p == ' ') {
+            *p++ = '\0';
+        }
+    }
+    tokens[ntokens].length = 0;
+    return ntokens + 1;
+}
+
+/* A classic command's trailing "noreply" turns its nominal reply off. */
+static bool set_noreply_maybe(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *last = tokens[ntokens - 2].value;
+
+    if (last != NULL && strcmp(last, "noreply") == 0) {
+        c->noreply = true;
+    }
+    return c->noreply;
+}
+
+static bool token_is(const token_t *tok, const char *word)
+{
+    return tok->value != NULL && strcmp(tok->value, word) == 0;
+}
+
+/* memcached maps negative exptimes to a time in the past: they expire at
+ * once instead of wrapping around to "never". */
+static rel_time_t exptime_from_client(int32_t exptime)
+{
+    return realtime(exptime < 0 ? (int64_t)REALTIME_MAXDELTA + 1 : exptime);
+}
+
+/* Client flags: memcached parses them as an unsigned long and keeps the low
+ * 32 bits, so "4294967296" is accepted (as 0) while "-1" is refused. */
+static bool parse_client_flags(const char *str, client_flags_t *out)
+{
+    uint64_t v;
+
+    if (!safe_strtoull(str, &v)) {
+        *out = 0;
+        return false;
+    }
+    *out = (client_flags_t)v;
+    return true;
+}
+
+/* ---- reply line builder ----
+ * Meta replies and VALUE lines are assembled here, then queued with one
+ * resp_add() so that the connection copies them once. */
+
+#define LINE_MAX_BYTES 1024
+
+typedef struct {
+    char buf[LINE_MAX_BYTES];
+    size_t len;
+} line_t;
+
+static void line_add(line_t *l, const char *s, size_t n)
+{
+    if (n > sizeof(l->buf) - l->len) {
+        n = sizeof(l->buf) - l->len;   /* never happens with legal input */
+    }
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+}
+
+static void line_str(line_t *l, const char *s)
+{
+    line_add(l, s, strlen(s));
+}
+
+static void line_u64(line_t *l, uint64_t v)
+{
+    char tmp[UINT64_TEXT_MAX];
+    line_add(l, tmp, u64_to_text(v, tmp));
+}
+
+static void line_i64(line_t *l, int64_t v)
+{
+    char tmp[UINT64_TEXT_MAX + 1];
+    line_add(l, tmp, i64_to_text(v, tmp));
+}
+
+/* " X": a meta return flag starts with a space and its letter */
+static void line_flag(line_t *l, char flag)
+{
+    char two[2] = { ' ', flag };
+    line_add(l, two, 2);
+}
+
+/* " k<key>", base64-encoded and followed by " b" for binary keys */
+static void line_meta_key(line_t *l, const char *key, size_t nkey,
+                          bool binary)
+{
+    line_flag(l, 'k');
+    if (!binary) {
+        line_add(l, key, nkey);
+        return;
+    }
+    char enc[BASE64_ENCODED_LEN(KEY_MAX_LENGTH)];
+    size_t n = base64_encode((const unsigned char *)key, nkey, enc,
+                             sizeof(enc));
+    line_add(l, enc, n);
+    line_add(l, " b", 2);
+}
+
+/* " <opaque>" copied back as sent, 'O' included */
+static void line_opaque(line_t *l, const token_t *tok)
+{
+    line_add(l, " ", 1);
+    line_add(l, tok->value, tok->length);
+}
+
+/* remaining TTL as meta reports it: -1 for items that never expire */
+static void line_ttl(line_t *l, const item *it)
+{
+    if (it->exptime == 0) {
+        line_add(l, "-1", 2);
+    } else {
+        line_i64(l, (int64_t)it->exptime - (int64_t)current_time);
+    }
+}
+
+static bool line_send(conn *c, line_t *l)
+{
+    line_add(l, "\r\n", 2);
+    return resp_add(c, l->buf, l->len);
+}
+
+/* ---- statistics helpers ---- */
+
+static struct thread_stats *tstats(conn *c)
+{
+    return &c->thread->stats;
+}
+
+static void count_get_hit(conn *c, const item *it, bool touched)
+{
+    struct thread_stats *s = tstats(c);
+
+    /* memcached counts a get-and-touch as a touch only, not as a get */
+    if (touched) {
+        STAT_INCR(s->touch_cmds);
+        STAT_INCR(s->slab_stats[it->slabs_clsid].touch_hits);
+    } else {
+        STAT_INCR(s->get_cmds);
+        STAT_INCR(s->slab_stats[it->slabs_clsid].get_hits);
+    }
+}
+
+static void count_get_miss(conn *c, bool touched)
+{
+    struct thread_stats *s = tstats(c);
+
+    if (touched) {
+        STAT_INCR(s->touch_cmds);
+        STAT_INCR(s->touch_misses);
+    } else {
+        STAT_INCR(s->get_cmds);
+        STAT_INCR(s->get_misses);
+    }
+}
+
+/* add_delta() counts incr/decr hits itself; the protocol counts misses */
+static void count_arith_miss(conn *c, bool incr)
+{
+    if (incr) {
+        STAT_INCR(tstats(c)->incr_misses);
+    } else {
+        STAT_INCR(tstats(c)->decr_misses);
+    }
+}
+
+/* ---- retrieval: get, gets, gat, gats ---- */
+
+/* Is any key of this request longer than memcached allows?  memcached
+ * answers such a request with a lone CLIENT_ERROR, dropping the values it
+ * had already queued; we cannot take queued bytes back, so we look first. */
+static bool request_has_overlong_key(const token_t *first)
+{
+    const token_t *t;
+    const char *p;
+
+    for (t = first; t->length != 0; t++) {
+        if (t->length > KEY_MAX_LENGTH) {
+            return true;
+        }
+    }
+    /* t is the terminal token: the unsplit rest of the line, if any */
+    for (p = t->value; p != NULL && *p != '\0';) {
+        size_t run;
+        while (*p == ' ') {
+            p++;
+        }
+        run = strcspn(p, " ");
+        if (run > KEY_MAX_LENGTH) {
+            return true;
+        }
+        p += run;
+    }
+    return false;
+}
+
+static bool queue_value(conn *c, item *it, bool return_cas)
+{
+    line_t l;
+
+    l.len = 0;
+    line_add(&l, "VALUE ", 6);
+    line_add(&l, ITEM_key(it), it->nkey);
+    line_add(&l, " ", 1);
+    line_u64(&l, it->client_flags);
+    line_add(&l, " ", 1);
+    line_u64(&l, it->nbytes - 2);
+    if (return_cas) {
+        line_add(&l, " ", 1);
+        line_u64(&l, ITEM_get_cas(it));
+    }
+    line_add(&l, "\r\n", 2);
+    if (!resp_add(c, l.buf, l.len)) {
+        item_remove(it);
+        return false;
+    }
+    /* value and its "\r\n" go out from the item itself; the queue owns
+     * our reference from here on */
+    return resp_add_item(c, it, 0, it->nbytes);
+}
+
+/* Look one key up, count it, and queue its VALUE unless only counting. */
+static bool get_one_key(conn *c, const token_t *key, bool return_cas,
+                        bool touch, rel_time_t exptime, bool emit)
+{
+    item *it;
+
+    if (touch) {
+        it = item_touch(key->value, key->length, exptime, c->thread);
+    } else {
+        it = item_get(key->value, key->length, c->thread, DO_UPDATE);
+    }
+    if (settings.detail_enabled) {
+        stats_prefix_record_get(key->value, key->length, it != NULL);
+    }
+    if (it == NULL) {
+        count_get_miss(c, touch);
+        return true;
+    }
+    count_get_hit(c, it, touch);
+    if (!emit) {
+        item_remove(it);
+        return true;
+    }
+    return queue_value(c, it, return_cas);
+}
+
+static void process_get_command(conn *c, token_t *tokens, bool return_cas,
+                                bool touch)
+{
+    token_t *key = &tokens[KEY_TOKEN];
+    rel_time_t exptime = 0;
+    bool overlong;
+
+    if (touch) {
+        int32_t exptime_int;
+        if (!safe_strtol(tokens[1].value, &exptime_int)) {
+            out_string(c, "CLIENT_ERROR invalid exptime argument");
+            return;
+        }
+        exptime = exptime_from_client(exptime_int);
+        key++;
+    }
+    overlong = request_has_overlong_key(key);
+
+    for (;;) {
+        for (; key->length != 0; key++) {
+            if (key->length > KEY_MAX_LENGTH) {
+                out_string(c, "CLIENT_ERROR bad command line format");
+                return;
+            }
+            /* keys before an overlong one are still looked up and
+             * counted, as memcached does, but their values are dropped */
+            if (!get_one_key(c, key, return_cas, touch, exptime,
+                             !overlong)) {
+                out_string(c,
+                    "SERVER_ERROR out of memory writing get response");
+                return;
+            }
+        }
+        if (key->value == NULL) {
+            break;
+        }
+        /* more keys than one batch of tokens: split the rest */
+        tokenize_command(key->value, tokens, MAX_TOKENS);
+        key = tokens;
+    }
+    if (!resp_add(c, "END\r\n", 5)) {
+        out_string(c, "SERVER_ERROR out of memory writing get response");
+    }
+}
+
+/* ---- storage: set, add, replace, append, prepend, cas ---- */
+
+/* A failed set must not leave the previous value readable.  Unlinked
+ * directly: item_delete() would count a delete miss memcached does not. */
+static void drop_stale_value(conn *c, const char *key, size_t nkey)
+{
+    uint64_t hv;
+    item *old = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+
+    if (old != NULL) {
+        do_item_unlink(old, hv);
+    }
+    item_unlock(hv);
+    if (old != NULL) {
+        item_remove(old);
+    }
+}
+
+/* The value could not be given an item: say why, drop the value from the
+ * stream and, for set, make sure the old value does not linger. */
+static void reject_value(conn *c, const char *key, size_t nkey,
+                         client_flags_t flags, int vlen,
+                         enum store_cmd comm, bool always_report)
+{
+    struct thread_stats *s = tstats(c);
+    const char *msg;
+
+    if (!item_size_ok(nkey, flags, vlen)) {
+        msg = "SERVER_ERROR object too large for cache";
+        STAT_INCR(s->store_too_large);
+    } else {
+        msg = "SERVER_ERROR out of memory storing object";
+        STAT_INCR(s->store_no_memory);
+    }
+    if (always_report) {
+        out_errstring(c, msg);
+    } else {
+        out_string(c, msg);
+    }
+    conn_start_swallow(c, vlen);
+    if (comm == NREAD_SET) {
+        drop_stale_value(c, key, nkey);
+    }
+}
+
+static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
+                                   enum store_cmd comm, bool handle_cas)
+{
+    const char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    client_flags_t flags;
+    int32_t exptime_int;
+    int32_t vlen;
+    uint64_t req_cas = 0;
+    item *it;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (nkey > KEY_MAX_LENGTH) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (!parse_client_flags(tokens[2].value, &flags)
+        || !safe_strtol(tokens[3].value, &exptime_int)
+        || !safe_strtol(tokens[4].value, &vlen)) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (handle_cas && !safe_strtoull(tokens[5].value, &req_cas)) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (vlen < 0 || vlen > INT_MAX - 2) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    vlen += 2;
+    if (settings.detail_enabled) {
+        stats_prefix_record_set(key, nkey);
+    }
+
+    it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen);
+    if (it == NULL) {
+        reject_value(c, key, nkey, flags, vlen, comm, false);
+        return;
+    }
+    c->cas = req_cas;
+    conn_start_nread(c, it, vlen, comm);
+}
+
+static bool value_is_terminated(const item *it)
+{
+    const char *end = ITEM_data(it) + it->nbytes - 2;
+    return it->nbytes >= 2 && end[0] == '\r' && end[1] == '\n';
+}
+
+static void complete_update_ascii(conn *c, item *it)
+{
+    enum store_item_type ret;
+
+    ret = store_item(it, c->cmd, c->thread, c->cas, NULL, false);
+    switch (ret) {
+    case STORED:
+        out_string(c, "STORED");
+        break;
+    case EXISTS:
+        out_string(c, "EXISTS");
+        break;
+    case NOT_FOUND:
+        out_string(c, "NOT_FOUND");
+        break;
+    case NOT_STORED:
+        out_string(c, "NOT_STORED");
+        break;
+    default:
+        out_string(c, "SERVER_ERROR Unhandled storage type.");
+        break;
+    }
+}
+
+/* ---- meta commands: shared flag parsing ---- */
+
+struct meta_flags {
+    bool key_binary;     /* b */
+    bool locked;         /* needs the item lock: N R T h l */
+    bool vivify;         /* N */
+    bool new_ttl;        /* T */
+    bool has_recache;    /* R */
+    bool has_cas;        /* C */
+    bool no_update;      /* u */
+    bool no_reply;       /* q */
+    bool value;          /* v */
+    bool set_stale;      /* I */
+    char mode;           /* M */
+    rel_time_t exptime;
+    rel_time_t autoviv_exptime;
+    rel_time_t recache_time;
+    client_flags_t client_flags;
+    uint64_t req_cas;
+    uint64_t delta;
+    uint64_t initial;
+};
+
+/* Parse a meta TTL-like token ("T30"); negative means already expired. */
+static bool meta_time_token(const token_t *tok, rel_time_t *out)
+{
+    int32_t v;
+
+    if (!safe_strtol(tok->value + 1, &v)) {
+        return false;
+    }
+    *out = exptime_from_client(v);
+    return true;
+}
+
+/*
+ * Read the flags of a meta command, tokens[start] up to the terminal one.
+ * memcached's rules: a repeated or unknown flag stops at once with its own
+ * error; a malformed token records its error and parsing goes on, so the
+ * last recorded error wins.  A malformed F token records no message of its
+ * own and leaves the generic one.  Returns false with *errstr set.
+ */
+static bool meta_parse_flags(token_t *tokens, size_t start,
+                             struct meta_flags *of, const char **errstr)
+{
+    static const char *bad_token =
+        "CLIENT_ERROR bad token in command line format";
+    bool seen[128] = { false };
+    bool failed = false;
+    size_t i;
+
+    memset(of, 0, sizeof(*of));
+    *errstr = "CLIENT_ERROR bad command line format";
+    of->delta = 1;
+
+    for (i = start; tokens[i].length != 0; i++) {
+        const token_t *tok = &tokens[i];
+        unsigned char flag = (unsigned char)tok->value[0];
+
+        if (flag >= 128 || seen[flag]) {
+            *errstr = "CLIENT_ERROR duplicate flag";
+            return false;
+        }
+        seen[flag] = true;
+        switch (flag) {
+        case 'b': {
+            token_t *key = &tokens[KEY_TOKEN];
+            /* decoding in place is safe: binary is shorter than base64 */
+            size_t n = base64_decode(key->value, key->length,
+                                     (unsigned char *)key->value,
+                                     key->length);
+            if (n == 0) {
+                *errstr = "CLIENT_ERROR error decoding key";
+                failed = true;
+            }
+            key->length = n;
+            of->key_binary = true;
+            break;
+        }
+        case 'N':
+            of->locked = true;
+            of->vivify = true;
+            if (!meta_time_token(tok, &of->autoviv_exptime)) {
+                *errstr = bad_token;
+                failed = true;
+            }
+            break;
+        case 'T':
+            of->locked = true;
+            if (!meta_time_token(tok, &of->exptime)) {
+                *errstr = bad_token;
+                failed = true;
+            } else {
+                of->new_ttl = true;
+            }
+            break;
+        case 'R':
+            of->locked = true;
+            if (!meta_time_token(tok, &of->recache_time)) {
+                *errstr = bad_token;
+                failed = true;
+            } else {
+                of->has_recache = true;
+            }
+            break;
+        case 'l':
+        case 'h':
+            /* reported as they were before this access: bump later */
+            of->locked = true;
+            break;
+        case 'O':
+        case 'P':
+        case 'L':
+        case 'k':
+        case 's':
+        case 't':
+        case 'c':
+        case 'f':
+            break;
+        case 'v':
+            of->value = true;
+            break;
+        case 'u':
+            of->no_update = true;
+            break;
+        case 'q':
+            of->no_reply = true;
+            break;
+        case 'F':
+            if (!parse_client_flags(tok->value + 1, &of->client_flags)) {
+                failed = true;
+            }
+            break;
+        case 'C':
+            if (!safe_strtoull(tok->value + 1, &of->req_cas)) {
+                *errstr = bad_token;
+                failed = true;
+            } else {
+                of->has_cas = true;
+            }
+            break;
+        case 'M':
+            if (tok->length != 2) {
+                *errstr = "CLIENT_ERROR incorrect length for M token";
+                failed = true;
+            } else {
+                of->mode = tok->value[1];
+            }
+            break;
+        case 'J':
+            if (!safe_strtoull(tok->value + 1, &of->initial)) {
+                *errstr = "CLIENT_ERROR invalid numeric initial value";
+                failed = true;
+            }
+            break;
+        case 'D':
+            if (!safe_strtoull(tok->value + 1, &of->delta)) {
+                *errstr = "CLIENT_ERROR invalid numeric delta value";
+                failed = true;
+            }
+            break;
+        case 'I':
+            of->set_stale = true;
+            break;
+        default:
+            *errstr = "CLIENT_ERROR invalid flag";
+            return false;
+        }
+    }
+    return !failed;
+}
+
+/* Opaque tokens are checked after the flags parsed cleanly. */
+static bool meta_opaques_fit(const token_t *tokens, size_t start)
+{
+    size_t i;
+
+    for (i = start; tokens[i].length != 0; i++) {
+        if (tokens[i].value[0] == 'O'
+            && tokens[i].length > META_MAX_OPAQUE_LENGTH) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The flags every meta reply echoes even without an item: O and k. */
+static void line_echo_flags(line_t *l, const token_t *tokens,
+                            const char *key, size_t nkey, bool binary)
+{
+    size_t i;
+
+    for (i = KEY_TOKEN + 1; tokens[i].length != 0; i++) {
+        if (tokens[i].value[0] == 'O') {
+            line_opaque(l, &tokens[i]);
+        } else if (tokens[i].value[0] == 'k') {
+            line_meta_key(l, key, nkey, binary);
+        }
+    }
+}
+
+/* Common entry checks of mg, md, ma: key length and flag count. */
+static bool meta_check_line(conn *c, const token_t *tokens, size_t ntokens)
+{
+    if (tokens[KEY_TOKEN].length > KEY_MAX_LENGTH) {
+        out_errstring(c, "CLIENT_ERROR bad command line format");
+        return false;
+    }
+    if (ntokens > META_MAX_TOKENS) {
+        out_errstring(c, "CLIENT_ERROR options flags are too long");
+        return false;
+    }
+    return true;
+}
+
+/* ---- mg ---- */
+
+/* Create the empty placeholder item that N asks for on a miss.  Returns a
+ * referenced item, or NULL when it could not be created. */
+static item *meta_vivify(conn *c, const char *key, size_t nkey,
+                         rel_time_t exptime)
+{
+    item *it = item_alloc(key, nkey, 0, exptime, 2);
+
+    if (it == NULL) {
+        return NULL;
+    }
+    memcpy(ITEM_data(it), "\r\n", 2);
+    if (store_item(it, NREAD_ADD, c->thread, 0, NULL, false) != STORED) {
+        item_remove(it);
+        return NULL;
+    }
+    return it;
+}
+
+/* Build the hit reply of mg; returns whether the client won the recache
+ * token (W).  Changes item metadata: call with the item lock held when the
+ * request has N, R or T. */
+static void mget_hit_line(line_t *l, const token_t *tokens,
+                          const struct meta_flags *of, item *it,
+                          bool created, bool *ttl_set)
+{
+    bool won = false;
+    size_t i;
+
+    if (of->value) {
+        line_add(l, "VA ", 3);
+        line_u64(l, it->nbytes - 2);
+    } else {
+        line_add(l, "HD", 2);
+    }
+    for (i = KEY_TOKEN + 1; tokens[i].length != 0; i++) {
+        switch (tokens[i].value[0]) {
+        case 'T':
+            *ttl_set = true;
+            it->exptime = of->exptime;
+            break;
+        case 'N':
+            if (created) {
+                it->exptime = of->autoviv_exptime;
+                won = true;
+            }
+            break;
+        case 'R':
+            /* win the right to recache an item about to expire, unless
+             * someone already holds it */
+            if (!(it->it_flags & ITEM_TOKEN_SENT) && !created
+                && it->exptime != 0 && it->exptime < of->recache_time) {
+                won = true;
+            }
+            break;
+        case 's':
+            line_flag(l, 's');
+            line_u64(l, it->nbytes - 2);
+            break;
+        case 't':
+            line_flag(l, 't');
+            line_ttl(l, it);
+            break;
+        case 'c':
+            line_flag(l, 'c');
+            line_u64(l, ITEM_get_cas(it));
+            break;
+        case 'f':
+            line_flag(l, 'f');
+            line_u64(l, it->client_flags);
+            break;
+        case 'l':
+            line_flag(l, 'l');
+            line_u64(l, (uint64_t)(current_time - it->time));
+            break;
+        case 'h':
+            line_flag(l, 'h');
+            line_add(l, (it->it_flags & ITEM_FETCHED) ? "1" : "0", 1);
+            break;
+        case 'O':
+            line_opaque(l, &tokens[i]);
+            break;
+        case 'k':
+            line_meta_key(l, ITEM_key(it), it->nkey, of->key_binary);
+            break;
+        default:
+            break;
+        }
+    }
+    /* Z before X before W, and never W with Z */
+    if (it->it_flags & ITEM_TOKEN_SENT) {
+        line_flag(l, 'Z');
+    }
+    if (it->it_flags & ITEM_STALE) {
+        line_flag(l, 'X');
+        if (!(it->it_flags & ITEM_TOKEN_SENT)) {
+            won = true;   /* a stale item hands its token to the first asker */
+        }
+    }
+    if (won) {
+        line_flag(l, 'W');
+        it->it_flags |= ITEM_TOKEN_SENT;
+    }
+}
+
+static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    struct meta_flags of;
+    const char *errstr;
+    const char *key;
+    size_t nkey;
+    item *it;
+    uint64_t hv = 0;
+    bool created = false;
+    bool ttl_set = false;
+    line_t l;
+
+    if (!meta_check_line(c, tokens, ntokens)) {
+        return;
+    }
+    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
+        out_errstring(c, errstr);
+        return;
+    }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
+        out_errstring(c, "CLIENT_ERROR opaque token too long");
+        return;
+    }
+    key = tokens[KEY_TOKEN].value;
+    nkey = tokens[KEY_TOKEN].length;
+    l.len = 0;
+
+    if (of.locked) {
+        it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+        if (it == NULL && of.vivify) {
+            /* store_item takes the item lock itself */
+            item_unlock(hv);
+            it = meta_vivify(c, key, nkey, of.autoviv_exptime);
+            created = it != NULL;
+            if (it == NULL) {
+                /* lost a race with another creator: use theirs */
+                it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+            } else {
+                item_lock(hv);
+            }
+        }
+    } else {
+        it = item_get(key, nkey, c->thread, !of.no_update);
+    }
+
+    if (it == NULL) {
+        if (of.locked) {
+            item_unlock(hv);
+        }
+        count_get_miss(c, false);
+        if (of.no_reply) {
+            return;
+        }
+        line_add(&l, "EN", 2);
+        line_echo_flags(&l, tokens, key, nkey, of.key_binary);
+        line_send(c, &l);
+        return;
+    }
+
+    mget_hit_line(&l, tokens, &of, it, created, &ttl_set);
+    if (of.locked) {
+        /* bump only now, so h and l reported the state before this hit */
+        if (!of.no_update) {
+            item_bump(c->thread, it, hv);
+        }
+        item_unlock(hv);
+    }
+    count_get_hit(c, it, ttl_set);
+
+    if (!line_send(c, &l)) {
+        item_remove(it);
+        return;
+    }
+    if (of.value) {
+        resp_add_item(c, it, 0, it->nbytes);
+    } else {
+        item_remove(it);
+    }
+}
+
+/* ---- ms ---- */
+
+/* meta_pending_flags bits: what complete_nread needs to finish an ms */
+#define MSET_ACTIVE     (1u << 0)
+#define MSET_QUIET      (1u << 1)
+#define MSET_KEY_BINARY (1u << 2)
+#define MSET_STALE      (1u << 3)
+
+static bool mset_mode_to_cmd(char mode, enum store_cmd *comm)
+{
+    switch (mode) {
+    case 0:
+    case 'S':
+        *comm = NREAD_SET;
+        return true;
+    case 'E':
+        *comm = NREAD_ADD;
+        return true;
+    case 'A':
+        *comm = NREAD_APPEND;
+        return true;
+    case 'P':
+        *comm = NREAD_PREPEND;
+        return true;
+    case 'R':
+        *comm = NREAD_REPLACE;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Remember, in request order, the return flags an ms reply will carry
+ * ("O<opaque>", "k", "c"), space separated, for complete_nread. */
+static void mset_stash_reply_flags(conn *c, const token_t *tokens)
+{
+    size_t i;
+    int len = 0;
+
+    for (i = KEY_TOKEN + 2; tokens[i].length != 0; i++) {
+        char flag = tokens[i].value[0];
+        size_t n;
+        if (flag == 'O') {
+            n = tokens[i].length;
+        } else if (flag == 'k' || flag == 'c') {
+            n = 1;
+        } else {
+            continue;
+        }
+        if ((size_t)len + n + 1 > sizeof(c->meta_pending)) {
+            break;
+        }
+        memcpy(c->meta_pending + len, tokens[i].value, n);
+        len += (int)n;
+        c->meta_pending[len++] = ' ';
+    }
+    c->meta_pending_len = len;
+}
+
+static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    struct meta_flags of;
+    const char *errstr = "CLIENT_ERROR bad command line format";
+    const char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    enum store_cmd comm;
+    int32_t vlen;
+    item *it;
+
+    if (nkey > KEY_MAX_LENGTH || ntokens == 3) {
+        out_errstring(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (ntokens > META_MAX_TOKENS) {
+        out_errstring(c, "CLIENT_ERROR options flags are too long");
+        return;
+    }
+    if (!safe_strtol(tokens[KEY_TOKEN + 1].value, &vlen)
+        || vlen < 0 || vlen > INT_MAX - 2) {
+        out_errstring(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    vlen += 2;
+
+    /* from here on the value is known to follow: errors swallow it */
+    if (!meta_parse_flags(tokens, KEY_TOKEN + 2, &of, &errstr)) {
+        goto reject;
+    }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 2)) {
+        errstr = "CLIENT_ERROR opaque token too long";
+        goto reject;
+    }
+    if (!mset_mode_to_cmd(of.mode, &comm)) {
+        errstr = "CLIENT_ERROR invalid mode for ms M token";
+        goto reject;
+    }
+    key = tokens[KEY_TOKEN].value;   /* may have been base64-decoded */
+    nkey = tokens[KEY_TOKEN].length;
+    if (of.has_cas && comm == NREAD_SET) {
+        comm = NREAD_CAS;
+    }
+
+    it = item_alloc(key, nkey, of.client_flags, of.new_ttl ? of.exptime : 0,
+                    vlen);
+    if (it == NULL) {
+        reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
+        return;
+    }
+    mset_stash_reply_flags(c, tokens);
+    c->meta_pending_flags = MSET_ACTIVE
+        | (of.no_reply ? MSET_QUIET : 0)
+        | (of.key_binary ? MSET_KEY_BINARY : 0)
+        | (of.set_stale ? MSET_STALE : 0);
+    c->cas = of.has_cas ? of.req_cas : 0;
+    conn_start_nread(c, it, vlen, comm);
+    return;
+
+reject:
+    out_errstring(c, errstr);
+    conn_start_swallow(c, vlen);
+}
+
+static void complete_mset(conn *c, item *it)
+{
+    uint32_t pending = c->meta_pending_flags;
+    uint64_t new_cas = 0;
+    enum store_item_type ret;
+    const char *p = c->meta_pending;
+    const char *end = c->meta_pending + c->meta_pending_len;
+    line_t l;
+
+    ret = store_item(it, c->cmd, c->thread, c->cas, &new_cas,
+                     (pending & MSET_STALE) != 0);
+    l.len = 0;
+    switch (ret) {
+    case STORED:
+        if (pending & MSET_QUIET) {
+            return;   /* quiet mode hides only the nominal reply */
+        }
+        line_add(&l, "HD", 2);
+        break;
+    case EXISTS:
+        line_add(&l, "EX", 2);
+        break;
+    case NOT_FOUND:
+        line_add(&l, "NF", 2);
+        break;
+    case NOT_STORED:
+        line_add(&l, "NS", 2);
+        break;
+    default:
+        out_errstring(c, "SERVER_ERROR Unhandled storage type.");
+        return;
+    }
+    if (ret != STORED) {
+        new_cas = 0;   /* memcached reports c0 when nothing was stored */
+    }
+    while (p < end) {
+        size_t n = (size_t)((const char *)memchr(p, ' ', (size_t)(end - p))
+                            - p);
+        if (*p == 'O') {
+            line_add(&l, " ", 1);
+            line_add(&l, p, n);
+        } else if (*p == 'k') {
+            line_meta_key(&l, ITEM_key(it), it->nkey,
+                          (pending & MSET_KEY_BINARY) != 0);
+        } else if (*p == 'c') {
+            line_flag(&l, 'c');
+            line_u64(&l, new_cas);
+        }
+        p += n + 1;
+    }
+    line_send(c, &l);
+}
+
+/* ---- md ---- */
+
+static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    struct meta_flags of;
+    const char *errstr;
+    const char *key;
+    size_t nkey;
+    item *it;
+    uint64_t hv;
+    line_t l;
+
+    if (!meta_check_line(c, tokens, ntokens)) {
+        return;
+    }
+    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
+        out_errstring(c, "CLIENT_ERROR invalid or duplicate flag");
+        return;
+    }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
+        out_errstring(c, "CLIENT_ERROR opaque token too long");
+        return;
+    }
+    key = tokens[KEY_TOKEN].value;
+    nkey = tokens[KEY_TOKEN].length;
+    l.len = 0;
+
+    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+    if (it == NULL) {
+        item_unlock(hv);
+        STAT_INCR(tstats(c)->delete_misses);
+        line_add(&l, "NF", 2);
+    } else if (of.has_cas && ITEM_get_cas(it) != of.req_cas) {
+        item_unlock(hv);
+        STAT_INCR(tstats(c)->delete_misses);
+        line_add(&l, "EX", 2);
+    } else {
+        if (of.set_stale) {
+            /* keep the item but mark it stale with a fresh cas, and let
+             * the next reader win the recache token */
+            if (of.new_ttl) {
+                it->exptime = of.exptime;
+            }
+            it->it_flags |= ITEM_STALE;
+            it->it_flags &= (uint16_t)~ITEM_TOKEN_SENT;
+            it->cas = settings.use_cas ? get_cas_id() : 0;
+        } else {
+            STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
+            do_item_unlink(it, hv);
+        }
+        item_unlock(hv);
+        if (of.no_reply) {
+            item_remove(it);
+            return;
+        }
+        line_add(&l, "HD", 2);
+    }
+    line_echo_flags(&l, tokens, key, nkey, of.key_binary);
+    if (it != NULL) {
+        item_remove(it);
+    }
+    line_send(c, &l);
+}
+
+/* ---- ma ---- */
+
+static void process_marithmetic_command(conn *c, token_t *tokens,
+                                        size_t ntokens)
+{
+    struct meta_flags of;
+    const char *errstr;
+    const char *key;
+    size_t nkey;
+    char number[INCR_MAX_STORAGE_LEN + 1];
+    bool incr;
+    bool created = false;
+    bool quiet = false;
+    item *it = NULL;
+    line_t l;
+
+    if (!meta_check_line(c, tokens, ntokens)) {
+        return;
+    }
+    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
+        out_errstring(c, "CLIENT_ERROR invalid or duplicate flag");
+        return;
+    }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
+        out_errstring(c, "CLIENT_ERROR opaque token too long");
+        return;
+    }
+    switch (of.mode) {
+    case 0:
+    case 'I':
+    case '+':
+        incr = true;
+        break;
+    case 'D':
+    case '-':
+        incr = false;
+        break;
+    default:
+        out_errstring(c, "CLIENT_ERROR invalid mode for ma M token");
+        return;
+    }
+    key = tokens[KEY_TOKEN].value;
+    nkey = tokens[KEY_TOKEN].length;
+    l.len = 0;
+    number[0] = '\0';
+
+    switch (add_delta(c->thread, key, nkey, incr, of.delta, number,
+                      of.has_cas ? of.req_cas : 0, NULL, &it)) {
+    case DELTA_OK:
+        /* q hides only this nominal reply: a vivified item is reported */
+        quiet = of.no_reply;
+        break;
+    case DELTA_NON_NUMERIC:
+        out_errstring(c,
+            "CLIENT_ERROR cannot increment or decrement non-numeric value");
+        return;
+    case DELTA_EOM:
+        out_errstring(c, "SERVER_ERROR out of memory");
+        return;
+    case DELTA_ITEM_NOT_FOUND:
+        if (!of.vivify) {
+            count_arith_miss(c, incr);
+            line_add(&l, "NF", 2);
+            break;
+        }
+        number[u64_to_text(of.initial, number)] = '\0';
+        it = item_alloc(key, nkey, 0, 0, (int)strlen(number) + 2);
+        if (it == NULL) {
+            out_errstring(c,
+                "SERVER_ERROR Out of memory allocating new item");
+            return;
+        }
+        memcpy(ITEM_data(it), number, strlen(number));
+        memcpy(ITEM_data(it) + strlen(number), "\r\n", 2);
+        if (store_item(it, NREAD_ADD, c->thread, 0, NULL, false) == STORED) {
+            created = true;
+        } else {
+            /* someone created it between our miss and our add */
+            item_remove(it);
+            it = NULL;
+            line_add(&l, "NS", 2);
+        }
+        break;
+    case DELTA_ITEM_CAS_MISMATCH:
+        line_add(&l, "EX", 2);
+        break;
+    }
+
+    if (it == NULL) {
+        line_echo_flags(&l, tokens, key, nkey, of.key_binary);
+        line_send(c, &l);
+        return;
+    }
+    size_t vlen = strlen(number);
+    if (of.value) {
+        line_add(&l, "VA ", 3);
+        line_u64(&l, vlen);
+    } else {
+        line_add(&l, "HD", 2);
+    }
+    uint64_t hv = hash_key(key, nkey);
+    item_lock(hv);
+    for (size_t i = KEY_TOKEN + 1; tokens[i].length != 0; i++) {
+        switch (tokens[i].value[0]) {
+        case 'c':
+            line_flag(&l, 'c');
+            line_u64(&l, ITEM_get_cas(it));
+            break;
+        case 't':
+            line_flag(&l, 't');
+            line_ttl(&l, it);
+            break;
+        case 'T':
+            it->exptime = of.exptime;
+            break;
+        case 'N':
+            if (created) {
+                it->exptime = of.autoviv_exptime;
+            }
+            break;
+        case 'O':
+            line_opaque(&l, &tokens[i]);
+            break;
+        case 'k':
+            line_meta_key(&l, key, nkey, of.key_binary);
+            break;
+        default:
+            break;
+        }
+    }
+    item_unlock(hv);
+    item_remove(it);
+    if (quiet) {
+        return;
+    }
+    if (of.value) {
+        line_add(&l, "\r\n", 2);
+        line_add(&l, number, vlen);
+    }
+    line_send(c, &l);
+}
+
+/* ---- me ---- */
+
+static void process_meta_debug_command(conn *c, token_t *tokens,
+                                       size_t ntokens)
+{
+    char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    bool binary = false;
+    item *it;
+    line_t l;
+
+    if (ntokens < 3 || nkey > KEY_MAX_LENGTH) {
+        out_errstring(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (ntokens >= 4 && token_is(&tokens[2], "b")) {
+        nkey = base64_decode(key, nkey, (unsigned char *)key, nkey);
+        if (nkey == 0) {
+            /* stock answers a bad base64 key of me with the generic error */
+            out_errstring(c, "CLIENT_ERROR bad command line format");
+            return;
+        }
+        binary = true;
+    }
+    /* memcached 1.6.18 counts cmd_meta for me only */
+    STAT_INCR(tstats(c)->meta_cmds);
+    it = item_get(key, nkey, c->thread, DONT_UPDATE);
+    if (it == NULL) {
+        out_string(c, "EN");
+        return;
+    }
+    l.len = 0;
+    line_add(&l, "ME ", 3);
+    if (binary) {
+        char enc[BASE64_ENCODED_LEN(KEY_MAX_LENGTH)];
+        line_add(&l, enc, base64_encode((const unsigned char *)ITEM_key(it),
+                                        it->nkey, enc, sizeof(enc)));
+    } else {
+        line_add(&l, ITEM_key(it), it->nkey);
+    }
+    line_str(&l, " exp=");
+    if (it->exptime == 0) {
+        line_add(&l, "-1", 2);
+    } else {
+        line_i64(&l, (int32_t)(it->exptime - current_time));
+    }
+    line_str(&l, " la=");
+    line_u64(&l, (uint64_t)(current_time - it->time));
+    line_str(&l, " cas=");
+    line_u64(&l, ITEM_get_cas(it));
+    line_str(&l, (it->it_flags & ITEM_FETCHED) ? " fetch=yes" : " fetch=no");
+    line_str(&l, " cls=");
+    line_u64(&l, it->slabs_clsid);
+    line_str(&l, " size=");
+    line_u64(&l, ITEM_ntotal(it));
+    item_remove(it);
+    line_send(c, &l);
+}
+
+static void process_meta_family(conn *c, token_t *tokens, size_t ntokens)
+{
+    char which = tokens[COMMAND_TOKEN].value[1];
+
+    if (which == 'n') {
+        out_string(c, "MN");
+        return;
+    }
+    if (which == 'e') {
+        process_meta_debug_command(c, tokens, ntokens);
+        return;
+    }
+    if (ntokens < 3) {
+        out_string(c, "ERROR");
+        return;
+    }
+    switch (which) {
+    case 'g':
+        process_mget_command(c, tokens, ntokens);
+        break;
+    case 's':
+        process_mset_command(c, tokens, ntokens);
+        break;
+    case 'd':
+        process_mdelete_command(c, tokens, ntokens);
+        break;
+    case 'a':
+        process_marithmetic_command(c, tokens, ntokens);
+        break;
+    default:
+        out_string(c, "ERROR");
+        break;
+    }
+}
+
+/* ---- delete, incr/decr, touch ---- */
+
+static void process_delete_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    item *it;
+    uint64_t hv;
+
+    if (ntokens > 3) {
+        /* only the legacy hold time "0" and "noreply" may follow the key */
+        bool hold_is_zero = token_is(&tokens[KEY_TOKEN + 1], "0");
+        bool noreply = set_noreply_maybe(c, tokens, ntokens);
+        bool valid = (ntokens == 4 && (hold_is_zero || noreply))
+                     || (ntokens == 5 && hold_is_zero && noreply);
+        if (!valid) {
+            out_string(c, "CLIENT_ERROR bad command line format.  "
+                          "Usage: delete <key> [noreply]");
+            return;
+        }
+    }
+    if (nkey > KEY_MAX_LENGTH) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (settings.detail_enabled) {
+        stats_prefix_record_delete(key, nkey);
+    }
+    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+    if (it == NULL) {
+        item_unlock(hv);
+        STAT_INCR(tstats(c)->delete_misses);
+        out_string(c, "NOT_FOUND");
+        return;
+    }
+    STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
+    do_item_unlink(it, hv);
+    item_unlock(hv);
+    item_remove(it);
+    out_string(c, "DELETED");
+}
+
+static void process_arithmetic_command(conn *c, token_t *tokens,
+                                       size_t ntokens, bool incr)
+{
+    const char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    char number[INCR_MAX_STORAGE_LEN + 1];
+    uint64_t delta;
+    item *it = NULL;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (nkey > KEY_MAX_LENGTH) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (!safe_strtoull(tokens[2].value, &delta)) {
+        out_string(c, "CLIENT_ERROR invalid numeric delta argument");
+        return;
+    }
+    number[0] = '\0';
+    switch (add_delta(c->thread, key, nkey, incr, delta, number, 0, NULL,
+                      &it)) {
+    case DELTA_OK:
+        if (it != NULL) {
+            item_remove(it);
+        }
+        out_string(c, number);
+        break;
+    case DELTA_NON_NUMERIC:
+        out_string(c,
+            "CLIENT_ERROR cannot increment or decrement non-numeric value");
+        break;
+    case DELTA_EOM:
+        out_string(c, "SERVER_ERROR out of memory");
+        break;
+    case DELTA_ITEM_NOT_FOUND:
+        count_arith_miss(c, incr);
+        out_string(c, "NOT_FOUND");
+        break;
+    case DELTA_ITEM_CAS_MISMATCH:
+        break;   /* no cas was asked for */
+    }
+}
+
+static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *key = tokens[KEY_TOKEN].value;
+    size_t nkey = tokens[KEY_TOKEN].length;
+    int32_t exptime_int;
+    item *it;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (nkey > KEY_MAX_LENGTH) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (!safe_strtol(tokens[2].value, &exptime_int)) {
+        out_string(c, "CLIENT_ERROR invalid exptime argument");
+        return;
+    }
+    it = item_touch(key, nkey, exptime_from_client(exptime_int), c->thread);
+    if (it == NULL) {
+        count_get_miss(c, true);
+        out_string(c, "NOT_FOUND");
+        return;
+    }
+    count_get_hit(c, it, true);
+    item_remove(it);
+    out_string(c, "TOUCHED");
+}
+
+/* ---- stats ---- */
+
+/* Queue a malloc'd reply and free it (cachedump, detail dump). */
+static void write_and_free(conn *c, char *buf, size_t len)
+{
+    if (buf == NULL) {
+        out_errstring(c, "SERVER_ERROR out of memory writing stats");
+        return;
+    }
+    if (!resp_add(c, buf, len)) {
+        out_errstring(c, "SERVER_ERROR out of memory writing stats");
+    }
+    free(buf);
+}
+
+static void stats_end(conn *c)
+{
+    append_ascii_stats(NULL, 0, NULL, 0, c);
+}
+
+static void process_stats_detail(conn *c, const char *what)
+{
+    if (strcmp(what, "on") == 0) {
+        settings.detail_enabled = 1;
+        out_string(c, "OK");
+    } else if (strcmp(what, "off") == 0) {
+        settings.detail_enabled = 0;
+        out_string(c, "OK");
+    } else if (strcmp(what, "dump") == 0) {
+        int len = 0;
+        char *dump = stats_prefix_dump(&len);
+        write_and_free(c, dump, (size_t)len);
+    } else {
+        out_string(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+    }
+}
+
+static void process_stats_cachedump(conn *c, token_t *tokens, size_t ntokens)
+{
+    uint32_t id;
+    uint32_t limit;
+    unsigned int bytes = 0;
+    char *buf;
+
+    if (!settings.dump_enabled) {
+        out_string(c, "CLIENT_ERROR stats cachedump not allowed");
+        return;
+    }
+    if (ntokens < 5) {
+        out_string(c, "CLIENT_ERROR bad command line");
+        return;
+    }
+    if (!safe_strtoul(tokens[2].value, &id)
+        || !safe_strtoul(tokens[3].value, &limit)) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (id >= MAX_NUMBER_OF_SLAB_CLASSES) {
+        out_string(c, "CLIENT_ERROR Illegal slab id");
+        return;
+    }
+    buf = item_cachedump(id, limit, &bytes);
+    write_and_free(c, buf, bytes);
+}
+
+static void process_stat(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *sub = tokens[SUBCOMMAND_TOKEN].value;
+
+    if (ntokens == 2) {
+        server_stats(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "reset") == 0) {
+        stats_reset();
+        out_string(c, "RESET");
+    } else if (strcmp(sub, "detail") == 0) {
+        process_stats_detail(c, ntokens < 4 ? "" : tokens[2].value);
+    } else if (strcmp(sub, "settings") == 0) {
+        process_stat_settings(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "cachedump") == 0) {
+        process_stats_cachedump(c, tokens, ntokens);
+    } else if (strcmp(sub, "conns") == 0) {
+        process_stat_conns(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "items") == 0) {
+        item_stats(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "slabs") == 0) {
+        slabs_stats(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "sizes") == 0) {
+        item_stats_sizes(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "sizes_enable") == 0) {
+        /* memcached sends this one line without an END */
+        item_stats_sizes_enable();
+        append_stat("sizes_status", append_ascii_stats, c, "enabled");
+    } else if (strcmp(sub, "sizes_disable") == 0) {
+        item_stats_sizes_disable();
+        append_stat("sizes_status", append_ascii_stats, c, "disabled");
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+/* ---- administrative commands ---- */
+
+static void process_flush_all_command(conn *c, token_t *tokens,
+                                      size_t ntokens)
+{
+    int32_t delay = 0;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    STAT_INCR(tstats(c)->flush_cmds);
+    if (!settings.flush_enabled) {
+        out_string(c, "CLIENT_ERROR flush_all not allowed");
+        return;
+    }
+    /* a delay is present unless the line is just "flush_all [noreply]" */
+    if (ntokens != (c->noreply ? 3u : 2u)
+        && !safe_strtol(tokens[1].value, &delay)) {
+        out_string(c, "CLIENT_ERROR invalid exptime argument");
+        return;
+    }
+    items_flush(delay > 0 ? delay : 0);
+    out_string(c, "OK");
+}
+
+static void process_verbosity_command(conn *c, token_t *tokens,
+                                      size_t ntokens)
+{
+    uint32_t level;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (!safe_strtoul(tokens[1].value, &level)) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    settings.verbose = level > MAX_VERBOSITY_LEVEL ? MAX_VERBOSITY_LEVEL
+                                                   : (int)level;
+    out_string(c, "OK");
+}
+
+static void process_memlimit_command(conn *c, token_t *tokens,
+                                     size_t ntokens)
+{
+    uint32_t megabytes;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (!safe_strtoul(tokens[1].value, &megabytes)) {
+        out_string(c, "ERROR");
+    } else if (megabytes < 8) {
+        out_string(c,
+            "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m");
+    } else if (megabytes > 1000000000) {
+        out_string(c,
+            "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes");
+    } else if (slabs_adjust_mem_limit((size_t)megabytes * 1024 * 1024)) {
+        if (settings.verbose > 0) {
+            fprintf(stderr, "maxbytes adjusted to %um\n", megabytes);
+        }
+        out_string(c, "OK");
+    } else {
+        out_string(c,
+            "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust");
+    }
+}
+
+static void process_shutdown_command(conn *c, token_t *tokens,
+                                     size_t ntokens)
+{
+    if (!settings.shutdown_command) {
+        out_string(c, "ERROR: shutdown not enabled");
+        return;
+    }
+    /* "graceful" lets memcached finish in-flight work; our shutdown
+     * already drains the event loops, so both forms do the same */
+    if (ntokens == 2
+        || (ntokens == 3 && token_is(&tokens[1], "graceful"))) {
+        conn_set_state(c, conn_closing);
+        server_shutdown();
+        return;
+    }
+    out_string(c, "CLIENT_ERROR invalid shutdown mode");
+}
+
+static void process_slabs_automove_command(conn *c, token_t *tokens,
+                                           size_t ntokens)
+{
+    uint32_t level;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (ntokens == 5 && token_is(&tokens[2], "ratio")) {
+        double ratio;
+        if (!safe_strtod(tokens[3].value, &ratio)) {
+            out_string(c, "ERROR");
+            return;
+        }
+        settings.slab_automove_ratio = ratio;
+    } else {
+        if (!safe_strtoul(tokens[2].value, &level)) {
+            out_string(c, "CLIENT_ERROR bad command line format");
+            return;
+        }
+        if (level > 2) {
+            out_string(c, "ERROR");
+            return;
+        }
+        settings.slab_automove = (int)level;
+    }
+    out_string(c, "OK");
+}
+
+static void process_slabs_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    if (ntokens == 5 && token_is(&tokens[1], "reassign")) {
+        int32_t src;
+        int32_t dst;
+
+        if (!settings.slab_reassign) {
+            out_string(c, "CLIENT_ERROR slab reassignment disabled");
+            return;
+        }
+        if (!safe_strtol(tokens[2].value, &src)
+            || !safe_strtol(tokens[3].value, &dst)) {
+            out_string(c, "CLIENT_ERROR bad command line format");
+            return;
+        }
+        switch (slabs_reassign(src, dst)) {
+        case REASSIGN_OK:
+            out_string(c, "OK");
+            break;
+        case REASSIGN_RUNNING:
+            out_string(c, "BUSY currently processing reassign request");
+            break;
+        case REASSIGN_BADCLASS:
+            out_string(c, "BADCLASS invalid src or dst class id");
+            break;
+        case REASSIGN_NOSPARE:
+            out_string(c, "NOSPARE source class has no spare pages");
+            break;
+        case REASSIGN_SRC_DST_SAME:
+            out_string(c, "SAME src and dst class are identical");
+            break;
+        }
+    } else if (ntokens >= 4 && token_is(&tokens[1], "automove")) {
+        process_slabs_automove_command(c, tokens, ntokens);
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+static void reply_crawler_result(conn *c, enum crawler_result_type rv)
+{
+    switch (rv) {
+    case CRAWLER_OK:
+        out_string(c, "OK");
+        break;
+    case CRAWLER_RUNNING:
+        out_string(c, "BUSY currently processing crawler request");
+        break;
+    case CRAWLER_BADCLASS:
+        out_string(c, "BADCLASS invalid class id");
+        break;
+    case CRAWLER_NOTSTARTED:
+        out_string(c, "NOTSTARTED no items to crawl");
+        break;
+    case CRAWLER_ERROR:
+        out_string(c, "ERROR an unknown error happened");
+        break;
+    }
+}
+
+/* "lru_crawler sleep|tocrawl <n>" */
+static void process_crawler_setting(conn *c, token_t *tokens, bool sleep)
+{
+    uint32_t v;
+
+    if (!safe_strtoul(tokens[2].value, &v)) {
+        out_string(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (sleep) {
+        if (v > 1000000) {
+            out_string(c, "CLIENT_ERROR sleep must be one second or less");
+            return;
+        }
+        settings.lru_crawler_sleep = v;
+    } else {
+        settings.lru_crawler_tocrawl = v;
+    }
+    out_string(c, "OK");
+}
+
+static void process_lru_crawler_command(conn *c, token_t *tokens,
+                                        size_t ntokens)
+{
+    if (ntokens == 4 && token_is(&tokens[1], "crawl")) {
+        if (!settings.lru_crawler) {
+            out_string(c, "CLIENT_ERROR lru crawler disabled");
+            return;
+        }
+        reply_crawler_result(c, lru_crawler_crawl(tokens[2].value));
+    } else if (ntokens == 4 && token_is(&tokens[1], "metadump")) {
+        enum crawler_result_type rv;
+        if (!settings.lru_crawler) {
+            out_string(c, "CLIENT_ERROR lru crawler disabled");
+            return;
+        }
+        if (!settings.dump_enabled) {
+            out_string(c, "ERROR metadump not allowed");
+            return;
+        }
+        rv = lru_crawler_metadump(c, tokens[2].value);
+        if (rv != CRAWLER_OK) {
+            /* on success the dump itself is the reply */
+            reply_crawler_result(c, rv);
+        }
+    } else if (ntokens == 4 && token_is(&tokens[1], "tocrawl")) {
+        process_crawler_setting(c, tokens, false);
+    } else if (ntokens == 4 && token_is(&tokens[1], "sleep")) {
+        process_crawler_setting(c, tokens, true);
+    } else if (ntokens == 3 && token_is(&tokens[1], "enable")) {
+        out_string(c, lru_crawler_set_enabled(true)
+                      ? "OK" : "ERROR failed to start lru crawler thread");
+    } else if (ntokens == 3 && token_is(&tokens[1], "disable")) {
+        out_string(c, lru_crawler_set_enabled(false)
+                      ? "OK" : "ERROR failed to stop lru crawler thread");
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+static void process_lru_tune(conn *c, token_t *tokens)
+{
+    uint32_t pct_hot;
+    uint32_t pct_warm;
+    double hot_factor;
+    double warm_factor;
+
+    if (!safe_strtoul(tokens[2].value, &pct_hot)
+        || !safe_strtoul(tokens[3].value, &pct_warm)
+        || !safe_strtod(tokens[4].value, &hot_factor)
+        || !safe_strtod(tokens[5].value, &warm_factor)) {
+        out_string(c, "ERROR");
+    } else if ((uint64_t)pct_hot + pct_warm > 80) {
+        out_string(c, "ERROR hot and warm pcts must not exceed 80");
+    } else if (hot_factor <= 0 || warm_factor <= 0) {
+        out_string(c, "ERROR hot/warm age factors must be greater than 0");
+    } else {
+        settings.hot_lru_pct = (int)pct_hot;
+        settings.warm_lru_pct = (int)pct_warm;
+        settings.hot_max_factor = hot_factor;
+        settings.warm_max_factor = warm_factor;
+        out_string(c, "OK");
+    }
+}
+
+static void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    set_noreply_maybe(c, tokens, ntokens);
+    if (token_is(&tokens[1], "tune") && ntokens >= 7) {
+        process_lru_tune(c, tokens);
+    } else if (token_is(&tokens[1], "mode") && ntokens >= 4
+               && settings.lru_maintainer_thread) {
+        if (token_is(&tokens[2], "flat")) {
+            settings.lru_segmented = false;
+            out_string(c, "OK");
+        } else if (token_is(&tokens[2], "segmented")) {
+            settings.lru_segmented = true;
+            out_string(c, "OK");
+        } else {
+            out_string(c, "ERROR");
+        }
+    } else if (token_is(&tokens[1], "temp_ttl") && ntokens >= 4
+               && settings.lru_maintainer_thread) {
+        int32_t ttl;
+        if (!safe_strtol(tokens[2].value, &ttl)) {
+            out_string(c, "ERROR");
+            return;
+        }
+        settings.temp_lru = ttl >= 0;
+        if (ttl >= 0) {
+            settings.temporary_ttl = ttl;
+        }
+        out_string(c, "OK");
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+#ifdef MEMCACHED_DEBUG
+/* Debug build only: tells whether a sandbox stops us from doing things a
+ * cache server never needs.  We run without one, so this answers ERROR
+ * exactly like memcached does when its seccomp profile is off. */
+static void process_misbehave_command(conn *c)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd != -1) {
+        close(fd);
+        out_string(c, "ERROR");
+        return;
+    }
+    out_string(c, "OK");
+}
+
+/* Debug build only: "debugtime <seconds>" moves the server clock. */
+static void process_debugtime_command(conn *c, token_t *tokens)
+{
+    int64_t seconds;
+
+    if (tokens[1].value == NULL || !safe_strtoll(tokens[1].value, &seconds)) {
+        out_string(c, "ERROR");
+        return;
+    }
+    clock_debug_shift(seconds);
+    out_string(c, "OK");
+}
+#endif
+
+/* ---- dispatch ---- */
+
+/* Token-count gates: memcached answers a wrong count with plain ERROR. */
+static bool tokens_between(conn *c, size_t ntokens, size_t lo, size_t hi)
+{
+    if (ntokens < lo || ntokens > hi) {
+        out_string(c, "ERROR");
+        return false;
+    }
+    return true;
+}
+
+static void dispatch_storage(conn *c, token_t *tokens, size_t ntokens,
+                             enum store_cmd comm)
+{
+    if (comm == NREAD_CAS) {
+        if (tokens_between(c, ntokens, 7, 8)) {
+            process_update_command(c, tokens, ntokens, comm, true);
+        }
+    } else if (tokens_between(c, ntokens, 6, 7)) {
+        process_update_command(c, tokens, ntokens, comm, false);
+    }
+}
+
+static void dispatch_get_family(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *cmd = tokens[COMMAND_TOKEN].value;
+
+    if (!tokens_between(c, ntokens, 3, MAX_TOKENS)) {
+        return;
+    }
+    if (strcmp(cmd, "get") == 0) {
+        process_get_command(c, tokens, false, false);
+    } else if (strcmp(cmd, "gets") == 0) {
+        process_get_command(c, tokens, true, false);
+    } else if (strcmp(cmd, "gat") == 0) {
+        process_get_command(c, tokens, false, true);
+    } else if (strcmp(cmd, "gats") == 0) {
+        process_get_command(c, tokens, true, true);
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+/* Commands whose first letter is not enough to route them. */
+static void dispatch_other(conn *c, token_t *tokens, size_t ntokens)
+{
+    const char *cmd = tokens[COMMAND_TOKEN].value;
+
+    if (strcmp(cmd, "flush_all") == 0) {
+        if (tokens_between(c, ntokens, 2, 4)) {
+            process_flush_all_command(c, tokens, ntokens);
+        }
+    } else if (strcmp(cmd, "version") == 0) {
+        out_string(c, "VERSION " MEMCACHED_COMPAT_VERSION);
+    } else if (strcmp(cmd, "quit") == 0) {
+        /* flush what earlier commands answered, then hang up without
+         * reading anything further */
+        conn_close_after_write(c);
+        conn_set_state(c, conn_write);
+    } else if (strcmp(cmd, "lru_crawler") == 0) {
+        process_lru_crawler_command(c, tokens, ntokens);
+    } else if (strcmp(cmd, "watch") == 0) {
+        /* no log watchers in tiercached */
+        out_string(c, "CLIENT_ERROR watch commands not allowed");
+    } else if (strcmp(cmd, "verbosity") == 0) {
+        if (tokens_between(c, ntokens, 3, 4)) {
+            process_verbosity_command(c, tokens, ntokens);
+        }
+    } else if (strcmp(cmd, "lru") == 0) {
+        if (tokens_between(c, ntokens, 3, MAX_TOKENS)) {
+            process_lru_command(c, tokens, ntokens);
+        }
+#ifdef MEMCACHED_DEBUG
+    } else if (strcmp(cmd, "misbehave") == 0) {
+        process_misbehave_command(c);
+#endif
+    } else if (strncmp(tokens[ntokens - 2].value, "HTTP/", 5) == 0) {
+        /* a web browser or HTTP probe: hang up, as memcached does */
+        conn_set_state(c, conn_closing);
+    } else {
+        out_string(c, "ERROR");
+    }
+}
+
+void process_command_ascii(conn *c, char *command, size_t len)
+{
+    token_t tokens[MAX_TOKENS];
+    size_t ntokens;
+    const char *cmd;
+
+    (void)len;
+    c->noreply = false;
+    c->meta_pending_flags = 0;
+    c->meta_pending_len = 0;
+
+    ntokens = tokenize_command(command, tokens, MAX_TOKENS);
+    /* every command has at least two letters */
+    if (ntokens < 2 || tokens[COMMAND_TOKEN].length < 2) {
+        out_string(c, "ERROR");
+        return;
+    }
+    cmd = tokens[COMMAND_TOKEN].value;
+
+    if (cmd[0] == 'm' && tokens[COMMAND_TOKEN].length == 2) {
+        process_meta_family(c, tokens, ntokens);
+    } else if (cmd[0] == 'g') {
+        dispatch_get_family(c, tokens, ntokens);
+    } else if (strcmp(cmd, "set") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_SET);
+    } else if (strcmp(cmd, "add") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_ADD);
+    } else if (strcmp(cmd, "replace") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_REPLACE);
+    } else if (strcmp(cmd, "append") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_APPEND);
+    } else if (strcmp(cmd, "prepend") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_PREPEND);
+    } else if (strcmp(cmd, "cas") == 0) {
+        dispatch_storage(c, tokens, ntokens, NREAD_CAS);
+    } else if (strcmp(cmd, "stats") == 0) {
+        process_stat(c, tokens, ntokens);
+    } else if (strcmp(cmd, "shutdown") == 0) {
+        process_shutdown_command(c, tokens, ntokens);
+    } else if (strcmp(cmd, "slabs") == 0) {
+        process_slabs_command(c, tokens, ntokens);
+    } else if (strcmp(cmd, "cache_memlimit") == 0) {
+        if (tokens_between(c, ntokens, 3, 4)) {
+            process_memlimit_command(c, tokens, ntokens);
+        }
+    } else if (strcmp(cmd, "incr") == 0 || strcmp(cmd, "decr") == 0) {
+        if (tokens_between(c, ntokens, 4, 5)) {
+            process_arithmetic_command(c, tokens, ntokens, cmd[0] == 'i');
+        }
+    } else if (strcmp(cmd, "delete") == 0) {
+        if (tokens_between(c, ntokens, 3, 5)) {
+            process_delete_command(c, tokens, ntokens);
+        }
+    } else if (strcmp(cmd, "touch") == 0) {
+        if (tokens_between(c, ntokens, 4, 5)) {
+            process_touch_command(c, tokens, ntokens);
+        }
+#ifdef MEMCACHED_DEBUG
+    } else if (strcmp(cmd, "debugtime") == 0) {
+        process_debugtime_command(c, tokens);
+#endif
+    } else {
+        dispatch_other(c, tokens, ntokens);
+    }
+}
+
+void complete_nread(conn *c)
+{
+    item *it = c->item;
+    bool meta = (c->meta_pending_flags & MSET_ACTIVE) != 0;
+
+    c->item = NULL;
+    STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].set_cmds);
+
+    if (!value_is_terminated(it)) {
+        /* memcached reports bad chunks even under noreply for ms only;
+         * the rest of the line is then read as the next command */
+        if (meta) {
+            out_errstring(c, "CLIENT_ERROR bad data chunk");
+        } else {
+            out_string(c, "CLIENT_ERROR bad data chunk");
+        }
+    } else if (meta) {
+        complete_mset(c, it);
+    } else {
+        complete_update_ascii(c, it);
+    }
+    c->meta_pending_flags = 0;
+    c->meta_pending_len = 0;
+    item_remove(it);
+}

@@ -1,0 +1,34 @@
+/*
+ * util.h: small, dependency-free helpers shared by the protocol layer and
+ * anyone else who needs them (number formatting, base64 for meta "b" keys).
+ * The safe_strto* parsers are declared in memcached.h; util.c defines them.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest text a uint64_t can need, without a terminating NUL. */
+#define UINT64_TEXT_MAX 20
+
+/* Write v in decimal at dst (no NUL); return the number of bytes written. */
+size_t u64_to_text(uint64_t v, char *dst);
+/* Same for a signed value. */
+size_t i64_to_text(int64_t v, char *dst);
+
+/* Bytes base64_encode writes for n input bytes (with padding, no NUL). */
+#define BASE64_ENCODED_LEN(n) ((((n) + 2) / 3) * 4)
+
+/* Standard alphabet, '=' padding, no line breaks.  Returns the length
+ * written, or 0 when dst_max is too small. */
+size_t base64_encode(const unsigned char *src, size_t len,
+                     char *dst, size_t dst_max);
+/* Decodes src; characters outside the alphabet are skipped, as memcached
+ * does.  dst may be src (decoding in place is safe: output never overtakes
+ * input).  Returns the decoded length, or 0 on malformed input or when
+ * dst_max is too small. */
+size_t base64_decode(const char *src, size_t len,
+                     unsigned char *dst, size_t dst_max);
+
+#endif
