@@ -1,0 +1,148 @@
+/*
+ * nvm.h: the N-zone (the slower byte-addressable tier) and the only
+ * accessors allowed to read or write its bytes (DESIGN.md sections 3, 8 and
+ * invariant 4).  See nvm.c for the locking notes and doc/nvm.md for how the
+ * backends, the line accounting and the latency emulation work.
+ */
+#ifndef NVM_H
+#define NVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pmem2_map;
+struct pmem2_source;
+
+/* The -o tier options that decide where the N-zone comes from.  Fill it
+ * with nvm_config_init() and the parse helpers below. */
+struct nvm_config {
+    const char *path;           /* nvm_path=: devdax node, fsdax or any file */
+    bool have_node;             /* nvm_node= was given ... */
+    bool node_auto;             /* ... as "auto" (CPU-less node via hwloc) */
+    int node;                   /* ... as a number (when !node_auto) */
+    size_t size;                /* nvm_size=, bytes; 0 = no N-zone */
+    uint32_t emulate_read_ns;   /* nvm_emulate=R:W, ns added per line read */
+    uint32_t emulate_write_ns;  /*                 ns added per line written */
+    int dram_node;              /* dram_node=, -1 = not bound; nvm_zone_open
+                                 * only checks that the node exists */
+};
+
+enum nvm_backend {
+    NVM_BACKEND_NONE = 0,       /* zone not open */
+    NVM_BACKEND_DEVDAX,         /* nvm_path= a device-DAX character device */
+    NVM_BACKEND_FSDAX,          /* nvm_path= a file that maps with DAX */
+    NVM_BACKEND_FILE,           /* nvm_path= any other file (page cache) */
+    NVM_BACKEND_NUMA_NODE,      /* nvm_node=: anonymous memory on a node */
+    NVM_BACKEND_ANONYMOUS,      /* only nvm_size=: emulated on DRAM */
+};
+
+/* Store granularity of the mapping as libpmem2 reports it; NONE for the
+ * backends that are not mapped through libpmem2. */
+enum nvm_granularity {
+    NVM_GRANULARITY_NONE = 0,
+    NVM_GRANULARITY_BYTE,
+    NVM_GRANULARITY_CACHE_LINE,
+    NVM_GRANULARITY_PAGE,
+};
+
+struct nvm_zone {
+    void *base;                 /* first byte of the N-zone */
+    size_t size;                /* mapped bytes (nvm_size rounded up to the
+                                 * source's alignment) */
+    enum nvm_backend backend;
+    enum nvm_granularity granularity;
+    int node;                   /* NUMA node the zone is bound to, or -1 */
+    int fd;                     /* nvm_path= backends: kept open and locked */
+    struct pmem2_source *source;
+    struct pmem2_map *map;
+};
+
+#define NVM_LINE_SIZE 64
+
+/* ---- configuration and start-up ---- */
+void nvm_config_init(struct nvm_config *cfg);
+bool nvm_parse_size(const char *s, size_t *out);
+bool nvm_parse_emulate(const char *s, uint32_t *read_ns, uint32_t *write_ns);
+bool nvm_parse_node(const char *s, int *node, bool *is_auto);
+
+/* Open the N-zone described by cfg and make it the process's active zone
+ * (the one the accessors count against and emulate).  Returns 0, or -1 with
+ * a message for the operator in err; on failure nothing stays mapped, open
+ * or modified.  Call once at start-up, before worker threads exist. */
+int nvm_zone_open(const struct nvm_config *cfg, struct nvm_zone *zone,
+                  char *err, size_t errlen);
+void nvm_zone_close(struct nvm_zone *zone);
+
+/* 0 when NUMA node `node` exists, else -1 with "OPTION=N: no such NUMA
+ * node (this machine has nodes ...)" in err. */
+int nvm_check_node(const char *option, int node, char *err, size_t errlen);
+/* Bind DRAM (the D-zone) to `node` with mbind(MPOL_BIND) (dram_node=N). */
+int nvm_bind_dram(void *addr, size_t len, int node, char *err, size_t errlen);
+
+const char *nvm_zone_backend_name(const struct nvm_zone *zone);
+const char *nvm_zone_granularity_name(const struct nvm_zone *zone);
+/* true when [p, p+n) lies inside the active zone (for callers' asserts) */
+bool nvm_contains(const void *p, size_t n);
+
+/* ---- accessors: the only code that touches N-zone bytes ----
+ * cls is the slab class the bytes belong to (1..MAX_NUMBER_OF_SLAB_CLASSES-1)
+ * or 0 when unknown; out-of-range ids are counted as 0.  Each call counts
+ * the 64-byte lines it touches and, with nvm_emulate=, spins for them. */
+void nvm_read_cls(unsigned cls, void *dst, const void *src_in_nvm, size_t n);
+void nvm_write_cls(unsigned cls, void *dst_in_nvm, const void *src, size_t n);
+/* memmove semantics: the ranges may overlap */
+void nvm_copy_within_cls(unsigned cls, void *dst_in_nvm,
+                         const void *src_in_nvm, size_t n);
+void nvm_memset_cls(unsigned cls, void *dst_in_nvm, int c, size_t n);
+/* memcmp(nvm, dram, n); all n bytes are counted even if memcmp stops early */
+int nvm_memcmp_cls(unsigned cls, const void *nvm, const void *dram, size_t n);
+/* Bytes somebody else reads directly (the kernel, for a zero-copy send of a
+ * value that lives in the N-zone): counted and emulated, not copied. */
+void nvm_note_read_cls(unsigned cls, const void *nvm, size_t n);
+
+static inline void nvm_read(void *dst, const void *src_in_nvm, size_t n) {
+    nvm_read_cls(0, dst, src_in_nvm, n);
+}
+static inline void nvm_write(void *dst_in_nvm, const void *src, size_t n) {
+    nvm_write_cls(0, dst_in_nvm, src, n);
+}
+static inline void nvm_copy_within(void *dst_in_nvm, const void *src_in_nvm,
+                                   size_t n) {
+    nvm_copy_within_cls(0, dst_in_nvm, src_in_nvm, n);
+}
+static inline void nvm_memset(void *dst_in_nvm, int c, size_t n) {
+    nvm_memset_cls(0, dst_in_nvm, c, n);
+}
+static inline int nvm_memcmp(const void *nvm, const void *dram, size_t n) {
+    return nvm_memcmp_cls(0, nvm, dram, n);
+}
+static inline void nvm_note_read(const void *nvm, size_t n) {
+    nvm_note_read_cls(0, nvm, n);
+}
+
+/* 64-byte lines [p, p+n) touches, on offsets from the active zone's base */
+uint64_t nvm_lines_spanned(const void *p, size_t n);
+
+/* ---- accounting (stats tier) ----
+ * Sums over every thread that ever touched the N-zone, exited ones
+ * included, minus what nvm_stats_reset() recorded. */
+void nvm_stats_sum(uint64_t *lines_read, uint64_t *lines_written);
+/* arrays of nclasses entries, index = slab class id (0 = unknown class) */
+void nvm_stats_sum_classes(uint64_t *lines_read, uint64_t *lines_written,
+                           size_t nclasses);
+void nvm_stats_reset(void);
+
+/* ---- latency emulation ---- */
+/* Change R:W at run time (calibrates the clock first if needed). */
+void nvm_emulation_set(uint32_t read_ns, uint32_t write_ns);
+void nvm_emulation_get(uint32_t *read_ns, uint32_t *write_ns);
+/* TSC ticks per ns found by calibration; 0 when not calibrated yet or when
+ * the spin polls clock_gettime (no invariant TSC). */
+double nvm_emulation_calibration(void);
+/* "tsc", "clock_monotonic" or "none" (not calibrated yet) */
+const char *nvm_emulation_clock_name(void);
+/* Busy-wait ns nanoseconds with the calibrated clock (exposed for tests). */
+void nvm_spin_ns(uint64_t ns);
+
+#endif /* NVM_H */
