@@ -1,0 +1,92 @@
+/*
+ * tcload.h - shared types of the tcload load generator: configuration,
+ * phases, per-stage statistics and the engine entry points.
+ */
+#ifndef TCLOAD_H
+#define TCLOAD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gen.h"
+#include "hist.h"
+
+enum { OP_GET = 0, OP_SET = 1 };
+enum { STAGE_PRELOAD = 0, STAGE_RUN = 1 };
+
+enum errkind {
+    E_ERROR,        /* "ERROR" reply */
+    E_CLIENT,       /* "CLIENT_ERROR ..." */
+    E_SERVER,       /* "SERVER_ERROR ..." */
+    E_NOT_STORED,   /* "NOT_STORED" to a set */
+    E_OTHER_REPLY,  /* EXISTS, NOT_FOUND, ... where not expected */
+    E_PROTOCOL,     /* unparsable reply: connection closed by us */
+    E_CLOSED,       /* server closed the connection / reset */
+    E_CONNECT,      /* connect() failed */
+    E_TIMEOUT,      /* no reply within --timeout, or the hard cap hit */
+    E_LOST,         /* requests in flight on a connection that died */
+    E_N
+};
+extern const char *const err_names[E_N];
+
+typedef struct {
+    uint64_t sent[2], done[2];
+    uint64_t hits, misses, set_on_miss;
+    uint64_t err[E_N];
+    uint64_t bytes_out, bytes_in;
+    char first_err[160];
+    hist_t lat[3];            /* all, get, set (ns) */
+} stats_t;
+
+typedef struct {
+    int index;
+    char spec[512];
+    dataset_t ds;
+    keydist_t kd;
+    enum dist_kind dist;
+    double theta, hot_frac, hot_ops;
+    double get_ratio;
+    uint64_t requests;        /* 0 = unbounded (duration decides) */
+    double duration;          /* seconds, 0 = unbounded */
+    double rate;              /* req/s over all connections, 0 = closed */
+    int preload;
+    int set_on_miss;
+    char ns;                  /* first character of every key */
+    /* results */
+    int ran[2];
+    stats_t st[2];
+    double elapsed[2];
+} phase_t;
+
+typedef struct {
+    const char *host_port;
+    const char *unix_path;
+    int conns, threads, depth, preload_depth;
+    uint64_t seed;
+    double max_duration;      /* hard cap on the whole run (s) */
+    double idle_timeout;      /* s without progress -> connection dropped */
+    const char *json_path, *trace_path;
+    FILE *trace;
+    int dry_run;
+    uint64_t dump_keys;
+    int quiet;
+    int scramble;
+    int nphases;
+    phase_t *phases;
+    uint64_t run_start_ns, hard_deadline_ns;
+    uint64_t connect_errors;
+    char connect_msg[160];
+} config_t;
+
+uint64_t now_ns(void);
+uint64_t conn_seed(uint64_t seed, int phase, int conn);
+int format_key(char *out, char ns, uint64_t id);   /* returns 10 */
+void stats_init(stats_t *s);
+void stats_merge(stats_t *d, const stats_t *s);
+
+int engine_open(config_t *cfg);                  /* connects all; -1 if none */
+void engine_stage(config_t *cfg, phase_t *ph, int stage);
+void engine_close(config_t *cfg);
+extern volatile int g_interrupted;
+
+#endif
