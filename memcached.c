@@ -321,6 +321,10 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
         perror("event_add");
         return NULL;
     }
+    if (settings.verbose > 1 && init_state != conn_listening) {
+        fprintf(stderr, "<%d new %s client connection\n", sfd,
+                IS_UDP(transport) ? "udp" : "ascii");
+    }
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns++;
     stats.total_conns++;
@@ -1028,9 +1032,9 @@ static void read_step(conn *c)
     switch (r) {
     case READ_DATA_RECEIVED:
         if (IS_UDP(c->transport) && c->udp_multipacket) {
+            /* requests spanning datagrams are dropped, as memcached does */
             c->rbytes = 0;
-            out_string(c, "SERVER_ERROR multi-packet request not supported");
-            conn_set_state(c, conn_write);
+            conn_set_state(c, conn_read);
             break;
         }
         conn_set_state(c, conn_new_cmd);
@@ -1232,6 +1236,10 @@ static void add_listener(int sfd, enum network_transport transport)
     }
     c->next = listen_conns;
     listen_conns = c;
+    if (settings.verbose > 1) {
+        fprintf(stderr, "<%d server listening (%s)\n", sfd,
+                transport == local_transport ? "unix" : "tcp");
+    }
 }
 
 /* Bind every address `host` resolves to; returns 0 on success. */
@@ -1872,7 +1880,7 @@ static void parse_options(int argc, char **argv)
         case 'h': usage(); exit(EXIT_SUCCESS);
         case 'i': usage_license(); exit(EXIT_SUCCESS);
         case 'V':
-            printf("memcached " MEMCACHED_COMPAT_VERSION " (tiercached " PACKAGE_VERSION ")" "\n");
+            printf("memcached " MEMCACHED_COMPAT_VERSION "\n");
             exit(EXIT_SUCCESS);
         case 'r': settings.enable_coredumps = true; break;
         case 'v':
@@ -2144,9 +2152,6 @@ int main(int argc, char **argv)
     if (settings.daemonize) {
         daemonize();
     }
-    if (settings.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
-        fprintf(stderr, "warning: -k failed: %s\n", strerror(errno));
-    }
 
     main_base = event_base_new();
     if (main_base == NULL) {
@@ -2163,6 +2168,12 @@ int main(int argc, char **argv)
     if (storage_start_threads() != 0) {
         fprintf(stderr, "Failed to start the storage threads\n");
         exit(EXIT_FAILURE);
+    }
+    /* after the threads exist: MCL_FUTURE under a small RLIMIT_MEMLOCK
+     * would otherwise keep their stacks from being mapped */
+    if (settings.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+        fprintf(stderr, "warning: -k invalid, mlockall() failed: %s\n",
+                strerror(errno));
     }
     clock_handler(0, 0, NULL);
     install_signal_events();
