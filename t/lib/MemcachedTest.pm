@@ -1,0 +1,642 @@
+# MemcachedTest: helpers shared by the tiercached protocol tests.
+#
+# Starts server binaries (ours, or Debian's stock memcached for differential
+# tests) on free ephemeral ports and/or unix sockets in private temp dirs,
+# talks to them with bounded-time reads (every read has a timeout, so a test
+# never hangs), parses stats, and kills every server it started when the
+# test file ends.  Safe under `prove -j2`: nothing is shared between files.
+package MemcachedTest;
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use Cwd qw(abs_path);
+use Errno qw(EINTR EAGAIN);
+use Exporter qw(import);
+use File::Basename qw(dirname);
+use File::Temp qw(tempdir);
+use IO::Select;
+use IO::Socket::INET;
+use IO::Socket::UNIX;
+use POSIX qw(:sys_wait_h);
+use Socket qw(SOCK_STREAM);
+use Test::More ();
+use Time::HiRes qw(time sleep);
+
+our @EXPORT = qw(
+    new_memcached stock_memcached server_bin stock_bin server_is_stock
+    repo_root free_port run_binary
+    mc_send read_line read_bytes read_reply send_recv print_and_read
+    send_sync drain wait_closed
+    mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
+);
+
+our $DEFAULT_TIMEOUT = 5;
+
+my $ROOT = abs_path(dirname(__FILE__) . '/../..');
+my @SERVERS;    # every server started by this process, for END cleanup
+
+sub repo_root { return $ROOT }
+
+# The binary under test: $MEMCACHED_BIN, else ./memcached-debug.
+sub server_bin {
+    my $bin = $ENV{MEMCACHED_BIN} || "$ROOT/memcached-debug";
+    $bin = "$ROOT/$bin" if $bin !~ m{^/} && -x "$ROOT/$bin";
+    return $bin;
+}
+
+sub stock_bin { return $ENV{STOCK_MEMCACHED} || '/usr/bin/memcached' }
+
+# True when the binary under test is the stock memcached itself.
+sub server_is_stock {
+    my $a = abs_path(server_bin());
+    my $b = abs_path(stock_bin());
+    return defined $a && defined $b && $a eq $b;
+}
+
+# Watchdog: no test file may run away.  Kills our servers and bails out.
+my $WATCHDOG = $ENV{MC_TEST_WATCHDOG} || 120;
+$SIG{ALRM} = sub {
+    _kill_all();
+    print STDOUT "Bail out! watchdog: test file ran longer than ${WATCHDOG}s\n";
+    POSIX::_exit(255);
+};
+alarm($WATCHDOG);
+
+for my $sig (qw(INT TERM HUP PIPE)) {
+    $SIG{$sig} = sub { _kill_all(); POSIX::_exit(130) };
+}
+
+# A TCP port that is free right now on 127.0.0.1 (and for UDP too if asked).
+sub free_port {
+    my (%o) = @_;
+    for (1 .. 50) {
+        my $s = IO::Socket::INET->new(
+            LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp',
+            Listen => 1, ReuseAddr => 0) or next;
+        my $port = $s->sockport;
+        close $s;
+        next if $port < 1024;
+        if ($o{udp}) {
+            my $u = IO::Socket::INET->new(
+                LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'udp')
+                or next;
+            close $u;
+        }
+        return $port;
+    }
+    croak 'could not find a free port';
+}
+
+sub _has_flag {
+    my ($args, @flags) = @_;
+    for my $f (@flags) {
+        return 1 if $args =~ /(?:^|\s)\Q$f\E(?:\s|=|$|\d)/;
+    }
+    return 0;
+}
+
+# Start a server.  $args is the memcached command line (a string).
+# Options:
+#   bin      => path           (default server_bin())
+#   stock    => 1              use stock_bin()
+#   unix     => 1              listen on a unix socket in a private dir (-s)
+#   udp      => 1              also listen on UDP (same port as TCP)
+#   no_user  => 1              do not add "-u nobody" when root
+#   no_listen=> 1              do not add "-l 127.0.0.1"
+#   tries    => N              start attempts (port races)
+sub new_memcached {
+    my ($args, %o) = @_;
+    $args = '' unless defined $args;
+    my $bin = $o{bin} || ($o{stock} ? stock_bin() : server_bin());
+    croak "server binary '$bin' not found or not executable "
+        . '(build it with make, or set MEMCACHED_BIN)' unless -x $bin;
+    my $tries = $o{tries} || 5;
+    my $last_err = '';
+    for my $try (1 .. $tries) {
+        my $srv = eval { _start($bin, $args, %o) };
+        return $srv if $srv;
+        $last_err = $@;
+        last unless $last_err =~ /listen|in use|bind/i;
+    }
+    croak "failed to start '$bin $args': $last_err";
+}
+
+sub stock_memcached {
+    my ($args, %o) = @_;
+    return new_memcached($args, %o, stock => 1);
+}
+
+sub _start {
+    my ($bin, $args, %o) = @_;
+    my $dir = tempdir('mctest-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    chmod 0777, $dir;    # the server may run as nobody
+    my @argv = split ' ', $args;
+    my ($port, $udpport, $path) = (0, 0, undef);
+    if ($o{unix}) {
+        $path = "$dir/mc.sock";
+        push @argv, '-s', $path;
+    }
+    elsif (!_has_flag($args, '-p', '--port', '-s', '--unix-socket')) {
+        $port = free_port(udp => $o{udp});
+        push @argv, '-p', $port;
+    }
+    elsif ($args =~ /(?:^|\s)(?:-p|--port=?)\s*(\d+)/) {
+        $port = $1;
+    }
+    if (!_has_flag($args, '-U', '--udp-port')) {
+        $udpport = $o{udp} ? $port : 0;
+        push @argv, '-U', $udpport;
+    }
+    elsif ($args =~ /(?:^|\s)(?:-U|--udp-port=?)\s*(\d+)/) {
+        $udpport = $1;
+    }
+    if (!$o{unix} && !$o{no_listen}
+        && !_has_flag($args, '-l', '--listen', '-s')) {
+        push @argv, '-l', '127.0.0.1';
+    }
+    if ($> == 0 && !$o{no_user} && !_has_flag($args, '-u', '--user')) {
+        push @argv, '-u', 'nobody';
+    }
+    # where to connect: the first address of the first -l, if any
+    my $host = '127.0.0.1';
+    if ($args =~ /(?:^|\s)(?:-l|--listen=?)\s*([^\s,]+)/) {
+        $host = $1 unless $1 eq '0.0.0.0' || $1 =~ /:/;
+    }
+    my $log = "$dir/server.log";
+    my $pid = fork();
+    croak "fork: $!" unless defined $pid;
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $log or POSIX::_exit(127);
+        open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+        { no warnings q(exec); exec { $bin } $bin, @argv; }
+        POSIX::_exit(127);
+    }
+    my $self = bless {
+        pid => $pid, bin => $bin, args => $args, argv => \@argv,
+        port => $port, udpport => $udpport, path => $path, dir => $dir,
+        host => $host,
+        log => $log,
+    }, __PACKAGE__;
+    push @SERVERS, $self;
+    my $deadline = time + ($o{start_timeout} || 10);
+    while (time < $deadline) {
+        my $r = waitpid($pid, WNOHANG);
+        if ($r == $pid) {
+            $self->{pid} = 0;
+            my $msg = $self->log_text;
+            croak "server exited during start-up (status "
+                . ($? >> 8) . "): $msg";
+        }
+        my $s = $self->_connect(0.5);
+        if ($s) {
+            close $s;
+            return $self;
+        }
+        sleep 0.05;
+    }
+    my $msg = $self->log_text;
+    $self->stop;
+    croak "server did not accept connections within the start timeout: $msg";
+}
+
+sub _connect {
+    my ($self, $timeout) = @_;
+    if ($self->{path}) {
+        return IO::Socket::UNIX->new(
+            Peer => $self->{path}, Type => SOCK_STREAM, Timeout => $timeout);
+    }
+    return IO::Socket::INET->new(
+        PeerAddr => $self->{host}, PeerPort => $self->{port}, Proto => 'tcp',
+        Timeout => $timeout);
+}
+
+# A new connection to the server (croaks if it cannot connect).
+sub sock {
+    my ($self) = @_;
+    my $s = $self->_connect(5) or croak "connect to server failed: $!";
+    $s->autoflush(1);
+    binmode $s;
+    return $s;
+}
+sub new_sock { return $_[0]->sock }
+
+# A connection attempt that may fail (returns undef).
+sub try_sock {
+    my ($self, $timeout) = @_;
+    my $s = $self->_connect($timeout || 2) or return;
+    $s->autoflush(1);
+    binmode $s;
+    return $s;
+}
+
+sub port { return $_[0]{port} }
+sub host { return $_[0]{host} }
+sub udpport { return $_[0]{udpport} }
+sub socket_path { return $_[0]{path} }
+sub pid { return $_[0]{pid} }
+sub dir { return $_[0]{dir} }
+sub bin { return $_[0]{bin} }
+sub argv { return @{ $_[0]{argv} } }
+
+sub log_text {
+    my ($self) = @_;
+    open my $fh, '<', $self->{log} or return '';
+    local $/;
+    my $t = <$fh>;
+    close $fh;
+    return defined $t ? $t : '';
+}
+
+# True while the server process is running.
+sub alive {
+    my ($self) = @_;
+    return 0 unless $self->{pid};
+    my $r = waitpid($self->{pid}, WNOHANG);
+    if ($r == $self->{pid}) {
+        $self->{exit_status} = $?;
+        $self->{pid} = 0;
+        return 0;
+    }
+    return 1;
+}
+
+# Wait up to $timeout seconds for the server to exit by itself.
+sub wait_exit {
+    my ($self, $timeout) = @_;
+    my $deadline = time + ($timeout || 5);
+    while (time < $deadline) {
+        return 1 unless $self->alive;
+        sleep 0.05;
+    }
+    return 0;
+}
+
+sub exit_status { return $_[0]{exit_status} }
+
+# Kill and reap.  Returns the wait status.  SIGKILL by default (fast);
+# stop(term => 1) sends SIGTERM and waits up to 5 s before SIGKILL.
+sub stop {
+    my ($self, %o) = @_;
+    my $pid = $self->{pid} or return $self->{exit_status};
+    kill($o{term} ? 'TERM' : 'KILL', $pid);
+    my $deadline = time + 5;
+    while (time < $deadline) {
+        my $r = waitpid($pid, WNOHANG);
+        if ($r == $pid || $r == -1) {
+            $self->{exit_status} = $?;
+            $self->{pid} = 0;
+            return $self->{exit_status};
+        }
+        sleep 0.02;
+    }
+    kill 'KILL', $pid;
+    waitpid($pid, 0);
+    $self->{exit_status} = $?;
+    $self->{pid} = 0;
+    return $self->{exit_status};
+}
+
+sub _kill_all {
+    for my $s (@SERVERS) {
+        next unless $s->{pid};
+        kill 'KILL', $s->{pid};
+        waitpid($s->{pid}, 0);
+        $s->{pid} = 0;
+    }
+}
+
+END {
+    my $status = $?;
+    _kill_all();
+    $? = $status;
+}
+
+# stats [$sub] on a private connection, parsed into a hashref.
+sub stats {
+    my ($self, $sub) = @_;
+    my $s = $self->sock;
+    my $h = mem_stats($s, $sub);
+    close $s;
+    return $h;
+}
+
+# Does the server know the debug-build `debugtime` command?
+sub has_debugtime {
+    my ($self) = @_;
+    return $self->{has_debugtime} if defined $self->{has_debugtime};
+    my $s = $self->sock;
+    my $r = send_recv($s, "debugtime 0\r\n");
+    close $s;
+    return $self->{has_debugtime} = ($r eq "OK\r\n") ? 1 : 0;
+}
+
+# Move the server clock forward by $secs (debug build only).
+sub debugtime {
+    my ($self, $secs) = @_;
+    my $s = $self->sock;
+    my $r = send_recv($s, "debugtime $secs\r\n");
+    close $s;
+    croak "debugtime $secs failed: " . escape_bytes($r) unless $r eq "OK\r\n";
+    # the server clock ticks on its own timer; give it a moment
+    sleep 1.2;
+    return 1;
+}
+
+# ---------------------------------------------------------------- wire I/O
+
+# Write all of $data (with a timeout).  Returns 1 on success.
+sub mc_send {
+    my ($sock, $data, $timeout) = @_;
+    $timeout ||= $DEFAULT_TIMEOUT;
+    my $deadline = time + $timeout;
+    my $off = 0;
+    my $sel = IO::Select->new($sock);
+    local $SIG{PIPE} = 'IGNORE';
+    while ($off < length $data) {
+        my $left = $deadline - time;
+        return 0 if $left <= 0;
+        next unless $sel->can_write($left);
+        my $n = syswrite($sock, $data, length($data) - $off, $off);
+        if (!defined $n) {
+            next if $! == EINTR || $! == EAGAIN;
+            return 0;
+        }
+        $off += $n;
+    }
+    return 1;
+}
+
+# Read more bytes into the socket's buffer.  0 on timeout or EOF.
+sub _fill {
+    my ($sock, $deadline) = @_;
+    ${ *$sock }{mct_rbuf} = '' unless defined ${ *$sock }{mct_rbuf};
+    return 0 if ${ *$sock }{mct_eof};
+    my $sel = IO::Select->new($sock);
+    while (1) {
+        my $left = $deadline - time;
+        return 0 if $left <= 0;
+        next unless $sel->can_read($left);
+        my $n = sysread($sock, my $chunk, 262144);
+        if (!defined $n) {
+            next if $! == EINTR || $! == EAGAIN;
+            ${ *$sock }{mct_eof} = 1;
+            return 0;
+        }
+        if ($n == 0) {
+            ${ *$sock }{mct_eof} = 1;
+            return 0;
+        }
+        ${ *$sock }{mct_rbuf} .= $chunk;
+        return 1;
+    }
+}
+
+# One line including its "\n", or undef on timeout/EOF.
+sub read_line {
+    my ($sock, $timeout) = @_;
+    my $deadline = time + ($timeout || $DEFAULT_TIMEOUT);
+    while (1) {
+        my $buf = \${ *$sock }{mct_rbuf};
+        $$buf = '' unless defined $$buf;
+        my $i = index($$buf, "\n");
+        if ($i >= 0) {
+            return substr($$buf, 0, $i + 1, '');
+        }
+        return undef unless _fill($sock, $deadline);
+    }
+}
+
+# Exactly $n bytes, or undef on timeout/EOF.
+sub read_bytes {
+    my ($sock, $n, $timeout) = @_;
+    my $deadline = time + ($timeout || $DEFAULT_TIMEOUT);
+    while (1) {
+        my $buf = \${ *$sock }{mct_rbuf};
+        $$buf = '' unless defined $$buf;
+        return substr($$buf, 0, $n, '') if length $$buf >= $n;
+        return undef unless _fill($sock, $deadline);
+    }
+}
+
+# Whatever arrives within $timeout seconds (plus what is buffered).
+sub drain {
+    my ($sock, $timeout) = @_;
+    my $deadline = time + (defined $timeout ? $timeout : 0.3);
+    1 while _fill($sock, $deadline);
+    my $buf = \${ *$sock }{mct_rbuf};
+    my $out = defined $$buf ? $$buf : '';
+    $$buf = '';
+    return $out;
+}
+
+# True if the peer closed the connection within $timeout (data that
+# arrives meanwhile is kept in the buffer for later reads).
+sub wait_closed {
+    my ($sock, $timeout) = @_;
+    my $deadline = time + ($timeout || $DEFAULT_TIMEOUT);
+    1 while _fill($sock, $deadline);
+    return ${ *$sock }{mct_eof} ? 1 : 0;
+}
+
+sub is_eof { return ${ *{ $_[0] } }{mct_eof} ? 1 : 0 }
+
+# Lines that start a multi-line reply terminated by END (or an error).
+my $MULTI_RE = qr/^(?:VALUE |STAT |ITEM |PREFIX |key=)/;
+
+# Read one complete reply: a single line, a VA line plus its data block, or
+# a multi-line VALUE/STAT/ITEM/... list up to END.  On timeout or EOF the
+# partial reply is returned with "<TIMEOUT>" or "<EOF>" appended.
+sub read_reply {
+    my ($sock, $timeout) = @_;
+    $timeout ||= $DEFAULT_TIMEOUT;
+    my $out = '';
+    my $fail = sub { return $out . (is_eof($sock) ? '<EOF>' : '<TIMEOUT>') };
+    my $line = read_line($sock, $timeout);
+    return $fail->($sock) unless defined $line;
+    $out .= $line;
+    if ($line =~ /^VA (\d+)/) {
+        my $data = read_bytes($sock, $1 + 2, $timeout);
+        return $fail->($sock) unless defined $data;
+        return $out . $data;
+    }
+    return $out unless $line =~ $MULTI_RE;
+    while (1) {
+        if ($line =~ /^VALUE \S+ \d+ (\d+)/) {
+            my $data = read_bytes($sock, $1 + 2, $timeout);
+            return $fail->($sock) unless defined $data;
+            $out .= $data;
+        }
+        $line = read_line($sock, $timeout);
+        return $fail->($sock) unless defined $line;
+        $out .= $line;
+        return $out unless $line =~ $MULTI_RE;
+    }
+}
+
+# Send $data and read $o{n} (default 1) complete replies.  Returns them
+# concatenated (with <TIMEOUT>/<EOF> markers when they did not arrive).
+sub send_recv {
+    my ($sock, $data, %o) = @_;
+    my $n = defined $o{n} ? $o{n} : 1;
+    my $timeout = $o{timeout} || $DEFAULT_TIMEOUT;
+    return '<SENDFAIL>' unless mc_send($sock, $data, $timeout);
+    my $out = '';
+    for (1 .. $n) {
+        my $r = read_reply($sock, $timeout);
+        $out .= $r;
+        last if $r =~ /<(?:TIMEOUT|EOF)>$/;
+    }
+    return $out;
+}
+sub print_and_read { return send_recv(@_) }
+
+# Send $data followed by a meta no-op and read every reply up to the "MN"
+# line: returns the replies to $data (the MN excluded).  Works for any mix
+# of commands, noreply and quiet mode.
+sub send_sync {
+    my ($sock, $data, %o) = @_;
+    my $timeout = $o{timeout} || $DEFAULT_TIMEOUT;
+    return '<SENDFAIL>' unless mc_send($sock, $data . "mn\r\n", $timeout);
+    my $out = '';
+    while (1) {
+        my $r = read_reply($sock, $timeout);
+        return $out . $r if $r =~ /<(?:TIMEOUT|EOF)>$/;
+        return $out if $r eq "MN\r\n";
+        $out .= $r;
+    }
+}
+
+# Make bytes printable for diagnostics: \r \n and non-printables escaped,
+# long strings truncated in the middle.
+sub escape_bytes {
+    my ($s, $max) = @_;
+    return '<undef>' unless defined $s;
+    $max ||= 600;
+    my $len = length $s;
+    if ($len > $max) {
+        $s = substr($s, 0, $max / 2) . "...[$len bytes]..."
+            . substr($s, -$max / 2);
+    }
+    $s =~ s/([^\x20-\x7e])/$1 eq "\n" ? "\\n\n" : $1 eq "\r" ? '\\r'
+        : sprintf('\\x%02x', ord $1)/ge;
+    return $s;
+}
+
+# Compare two byte strings; on failure show both (escaped) and the offset
+# of the first difference.
+sub reply_is {
+    my ($got, $exp, $msg) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $ok = defined $got && $got eq $exp;
+    Test::More::ok($ok, $msg);
+    unless ($ok) {
+        my $i = 0;
+        if (defined $got) {
+            $i++ while $i < length($got) && $i < length($exp)
+                && substr($got, $i, 1) eq substr($exp, $i, 1);
+        }
+        Test::More::diag("first difference at byte $i\n"
+            . "     got: " . escape_bytes($got) . "\n"
+            . "expected: " . escape_bytes($exp));
+    }
+    return $ok;
+}
+
+# mem_get_is($sock, $key, $value, $msg): `get` returns exactly $value (or a
+# miss when $value is undef).  $sock may be { sock => , flags => }.
+sub mem_get_is {
+    my ($s, $key, $val, $msg) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $flags = 0;
+    if (ref $s eq 'HASH') {
+        $flags = $s->{flags} if defined $s->{flags};
+        $s = $s->{sock};
+    }
+    $msg = "get $key" unless defined $msg;
+    my $r = send_recv($s, "get $key\r\n", timeout => 10);
+    my $exp = defined $val
+        ? "VALUE $key $flags " . length($val) . "\r\n$val\r\nEND\r\n"
+        : "END\r\n";
+    return reply_is($r, $exp, $msg);
+}
+
+# (cas, value, flags) of $key via gets, or () on a miss.
+sub mem_gets {
+    my ($sock, $key) = @_;
+    my $r = send_recv($sock, "gets $key\r\n");
+    return () unless $r =~ /^VALUE \S+ (\d+) (\d+) (\d+)\r\n/;
+    my ($flags, $len, $cas) = ($1, $2, $3);
+    my $val = substr($r, length($&), $len);
+    return ($cas, $val, $flags);
+}
+
+# Parse "stats [$sub]" replies (STAT name value) into a hashref.
+sub mem_stats {
+    my ($sock, $sub) = @_;
+    my $cmd = defined $sub && length $sub ? "stats $sub\r\n" : "stats\r\n";
+    my $r = send_recv($sock, $cmd);
+    my %h;
+    for my $l (split /\r\n/, $r) {
+        $h{$1} = $2 if $l =~ /^STAT (\S+) ?(.*)$/;
+    }
+    $h{_raw} = $r;
+    return \%h;
+}
+
+# Parse "stats detail dump" into { prefix => { get=>, hit=>, set=>, del=> } }.
+sub stats_detail {
+    my ($sock) = @_;
+    my $r = send_recv($sock, "stats detail dump\r\n");
+    my %h;
+    for my $l (split /\r\n/, $r) {
+        next unless $l =~ /^PREFIX (\S+) (.*)$/;
+        my ($p, %kv) = ($1, split / /, $2);
+        $h{$p} = \%kv;
+    }
+    return \%h;
+}
+
+# Run a binary with arguments (no server handling): returns
+# (exit_code, output) where exit_code is 'timeout' when it was still
+# running after $timeout seconds (it is then killed), or 'signal N'.
+sub run_binary {
+    my ($bin, $argv, $timeout) = @_;
+    $timeout ||= 5;
+    my $dir = tempdir('mcrun-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    my $log = "$dir/out";
+    my $pid = fork();
+    croak "fork: $!" unless defined $pid;
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $log or POSIX::_exit(127);
+        open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+        { no warnings q(exec); exec { $bin } $bin, @$argv; }
+        POSIX::_exit(127);
+    }
+    my $deadline = time + $timeout;
+    my $code;
+    while (1) {
+        my $r = waitpid($pid, WNOHANG);
+        if ($r == $pid) {
+            $code = WIFSIGNALED($?) ? 'signal ' . WTERMSIG($?) : $? >> 8;
+            last;
+        }
+        if (time > $deadline) {
+            kill 'KILL', $pid;
+            waitpid($pid, 0);
+            $code = 'timeout';
+            last;
+        }
+        sleep 0.05;
+    }
+    open my $fh, '<', $log or return ($code, '');
+    local $/;
+    my $out = <$fh>;
+    close $fh;
+    return ($code, defined $out ? $out : '');
+}
+
+1;
