@@ -240,13 +240,35 @@ static void count_get_miss(conn *c, bool touched)
     }
 }
 
-/* add_delta() counts incr/decr hits itself; the protocol counts misses */
-static void count_arith_miss(conn *c, bool incr)
+/* incr/decr outcome; hit is the updated item, NULL on a miss */
+static void count_arith(conn *c, bool incr, const item *hit)
 {
-    if (incr) {
-        STAT_INCR(tstats(c)->incr_misses);
+    struct thread_stats *s = tstats(c);
+
+    if (hit != NULL) {
+        if (incr) {
+            STAT_INCR(s->slab_stats[hit->slabs_clsid].incr_hits);
+        } else {
+            STAT_INCR(s->slab_stats[hit->slabs_clsid].decr_hits);
+        }
+    } else if (incr) {
+        STAT_INCR(s->incr_misses);
     } else {
-        STAT_INCR(tstats(c)->decr_misses);
+        STAT_INCR(s->decr_misses);
+    }
+}
+
+/* cas outcome of a store that demanded a cas match */
+static void count_cas(conn *c, const item *it, enum store_item_type ret)
+{
+    struct thread_stats *s = tstats(c);
+
+    if (ret == STORED) {
+        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_hits);
+    } else if (ret == EXISTS) {
+        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_badval);
+    } else if (ret == NOT_FOUND) {
+        STAT_INCR(s->cas_misses);
     }
 }
 
@@ -476,6 +498,9 @@ static void complete_update_ascii(conn *c, item *it)
     enum store_item_type ret;
 
     ret = store_item(it, c->cmd, c->thread, c->cas, NULL, false);
+    if (c->cmd == NREAD_CAS) {
+        count_cas(c, it, ret);
+    }
     switch (ret) {
     case STORED:
         out_string(c, "STORED");
@@ -1029,6 +1054,9 @@ static void complete_mset(conn *c, item *it)
 
     ret = store_item(it, c->cmd, c->thread, c->cas, &new_cas,
                      (pending & MSET_STALE) != 0);
+    if (c->cas != 0) {
+        count_cas(c, it, ret);
+    }
     l.len = 0;
     switch (ret) {
     case STORED:
@@ -1184,6 +1212,7 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
     switch (add_delta(c->thread, key, nkey, incr, of.delta, number,
                       of.has_cas ? of.req_cas : 0, NULL, &it)) {
     case DELTA_OK:
+        count_arith(c, incr, it);
         /* q hides only this nominal reply: a vivified item is reported */
         quiet = of.no_reply;
         break;
@@ -1196,7 +1225,7 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
         return;
     case DELTA_ITEM_NOT_FOUND:
         if (!of.vivify) {
-            count_arith_miss(c, incr);
+            count_arith(c, incr, NULL);
             line_add(&l, "NF", 2);
             break;
         }
@@ -1435,6 +1464,7 @@ static void process_arithmetic_command(conn *c, token_t *tokens,
     switch (add_delta(c->thread, key, nkey, incr, delta, number, 0, NULL,
                       &it)) {
     case DELTA_OK:
+        count_arith(c, incr, it);
         if (it != NULL) {
             item_remove(it);
         }
@@ -1448,7 +1478,7 @@ static void process_arithmetic_command(conn *c, token_t *tokens,
         out_string(c, "SERVER_ERROR out of memory");
         break;
     case DELTA_ITEM_NOT_FOUND:
-        count_arith_miss(c, incr);
+        count_arith(c, incr, NULL);
         out_string(c, "NOT_FOUND");
         break;
     case DELTA_ITEM_CAS_MISMATCH:
