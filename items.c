@@ -564,7 +564,9 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
         }
         built = build_concatenation(old_it, it, cmd);
         if (built == NULL) {
-            return NO_MEMORY;
+            /* memcached answers NOT_STORED when the joined value cannot
+             * be allocated (too large or no memory) */
+            return NOT_STORED;
         }
         to_link = built;
     } else if (as_cas && !cas_allows_store(old_it, it, cas_in, cas_stale)) {

@@ -2009,7 +2009,7 @@ static void raise_limits(void)
         fprintf(stderr, "failed to getrlimit number of files\n");
         exit(EX_OSERR);
     }
-    rlim_t want = (rlim_t)settings.maxconns + 64;
+    rlim_t want = (rlim_t)settings.maxconns;
     if (rlim.rlim_cur < want) {
         rlim.rlim_cur = want;
         if (rlim.rlim_max < want) {

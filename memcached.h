@@ -66,6 +66,7 @@ typedef uint32_t client_flags_t;
 #define ITEM_TOKEN_SENT (1 << 4)  /* meta: a client was given the win token */
 #define ITEM_STALE      (1 << 5)  /* meta: invalidated, served with X flag */
 #define ITEM_QUEUED     (1 << 6)  /* on an MQ queue */
+#define ITEM_KEY_BINARY (1 << 7)  /* meta: stored with a base64 (b) key */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */

@@ -514,8 +514,11 @@ static void complete_update_ascii(conn *c, item *it)
     case NOT_STORED:
         out_string(c, "NOT_STORED");
         break;
-    default:
-        out_string(c, "SERVER_ERROR Unhandled storage type.");
+    case TOO_LARGE:
+        out_string(c, "SERVER_ERROR object too large for cache");
+        break;
+    case NO_MEMORY:
+        out_string(c, "SERVER_ERROR out of memory storing object");
         break;
     }
 }
@@ -819,7 +822,10 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
             line_opaque(l, &tokens[i]);
             break;
         case 'k':
-            line_meta_key(l, ITEM_key(it), it->nkey, of->key_binary);
+            /* the key comes back encoded when it was stored binary,
+             * whatever this request said, as memcached does */
+            line_meta_key(l, ITEM_key(it), it->nkey,
+                          (it->it_flags & ITEM_KEY_BINARY) != 0);
             break;
         default:
             break;
@@ -1028,6 +1034,9 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     if (it == NULL) {
         reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
         return;
+    }
+    if (of.key_binary) {
+        it->it_flags |= ITEM_KEY_BINARY;
     }
     mset_stash_reply_flags(c, tokens);
     c->meta_pending_flags = MSET_ACTIVE
@@ -1339,7 +1348,7 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     }
     l.len = 0;
     line_add(&l, "ME ", 3);
-    if (binary) {
+    if (binary || (it->it_flags & ITEM_KEY_BINARY)) {
         char enc[BASE64_ENCODED_LEN(KEY_MAX_LENGTH)];
         line_add(&l, enc, base64_encode((const unsigned char *)ITEM_key(it),
                                         it->nkey, enc, sizeof(enc)));
