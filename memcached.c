@@ -47,6 +47,7 @@
 #define BUF_KEEP_MAX (64 * 1024)
 
 struct settings settings;
+struct nvm_zone nvm_zone;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 volatile rel_time_t current_time;
@@ -190,6 +191,14 @@ static void settings_init(void)
     settings.slab_automove_window = 30;
     settings.slab_automove_freeratio = 0.01;
     settings.hash_algorithm = "murmur3";
+    nvm_config_init(&settings.nvm);
+    settings.tier_policy = TIER_POLICY_HMCACHED;
+    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier_promote_async = true;
+    settings.tier_threshold_init = 4;
+    settings.tier_adjust_period = 100000;
+    settings.tier_decay_period = 1000000;
+    settings.tier_mq_queues = 8;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1571,6 +1580,24 @@ static void usage(void)
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
+"   Tiers (see doc/tiering.md; without nvm_size there is no N-zone):\n"
+"   - nvm_path=<path>      N-zone on a device-DAX node, a file on an fsdax\n"
+"                          mount or any file (mapped with libpmem2)\n"
+"   - nvm_node=<n>|auto    N-zone from NUMA node n (auto: the CPU-less node)\n"
+"   - nvm_size=<size>      N-zone capacity (512m, 64g); alone: anonymous\n"
+"                          memory, for emulation\n"
+"   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
+"   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
+"                          (the paper's NVM: 224:924)\n"
+"   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm\n"
+"   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
+"   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
+"   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
+"   - tier_adjust_period=<n> requests to a class between threshold\n"
+"                          adjustments (default: 100000)\n"
+"   - tier_decay_period=<n> requests between counter decay epochs\n"
+"                          (default: 1000000)\n"
+"   - tier_mq_queues=<q>   MQ queues per class in the D-zone (default: 8)\n"
 "   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
 "     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
@@ -1665,6 +1692,106 @@ static bool is_noop_subopt(const char *name)
            strncmp(name, "proxy_", 6) == 0;
 }
 
+static const char *const tier_policy_names[] = {
+    [TIER_POLICY_HMCACHED] = "hmcached",
+    [TIER_POLICY_UNI] = "uni",
+    [TIER_POLICY_TLC] = "tlc",
+    [TIER_POLICY_DRAM] = "dram",
+    [TIER_POLICY_NVM] = "nvm",
+};
+
+const char *tier_policy_name(enum tier_policy p)
+{
+    return tier_policy_names[p];
+}
+
+static enum tier_policy parse_tier_policy(const char *val)
+{
+    for (size_t i = 0; val != NULL && i < sizeof(tier_policy_names) /
+                                          sizeof(tier_policy_names[0]); i++) {
+        if (strcmp(val, tier_policy_names[i]) == 0) {
+            return (enum tier_policy)i;
+        }
+    }
+    die("tier_policy must be one of hmcached, uni, tlc, dram, nvm (got %s)",
+        val ? val : "nothing");
+}
+
+static uint32_t tier_u32_at_least_1(const char *name, const char *val)
+{
+    uint32_t v = subopt_u32(name, val);
+    if (v == 0) {
+        die("%s must be at least 1", name);
+    }
+    return v;
+}
+
+/* The N-zone and policy sub-options (doc/tiering.md); false when `name`
+ * is not one of them. */
+static bool parse_tier_subopt(const char *name, const char *val)
+{
+    struct nvm_config *nc = &settings.nvm;
+    if (strcmp(name, "nvm_path") == 0) {
+        if (val == NULL || *val == '\0') {
+            die("nvm_path needs a path");
+        }
+        nc->path = strdup(val);
+    } else if (strcmp(name, "nvm_node") == 0) {
+        if (val == NULL || !nvm_parse_node(val, &nc->node, &nc->node_auto)) {
+            die("nvm_node must be a NUMA node number or auto (got %s)",
+                val ? val : "nothing");
+        }
+        nc->have_node = true;
+    } else if (strcmp(name, "nvm_size") == 0) {
+        if (val == NULL || !nvm_parse_size(val, &nc->size)) {
+            die("nvm_size must be a size such as 512m or 64g (got %s)",
+                val ? val : "nothing");
+        }
+    } else if (strcmp(name, "dram_node") == 0) {
+        int32_t node;
+        if (val == NULL || !safe_strtol(val, &node) || node < 0) {
+            die("dram_node must be a NUMA node number (got %s)",
+                val ? val : "nothing");
+        }
+        nc->dram_node = node;
+    } else if (strcmp(name, "nvm_emulate") == 0) {
+        if (val == NULL || !nvm_parse_emulate(val, &nc->emulate_read_ns,
+                                              &nc->emulate_write_ns)) {
+            die("nvm_emulate must be READ_NS:WRITE_NS such as 224:924 "
+                "(got %s)", val ? val : "nothing");
+        }
+    } else if (strcmp(name, "tier_policy") == 0) {
+        settings.tier_policy = parse_tier_policy(val);
+    } else if (strcmp(name, "tier_placement") == 0) {
+        if (val != NULL && strcmp(val, "nvm") == 0) {
+            settings.tier_placement = TIER_PLACE_NVM;
+        } else if (val != NULL && strcmp(val, "dram_first") == 0) {
+            settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+        } else {
+            die("tier_placement must be nvm or dram_first");
+        }
+    } else if (strcmp(name, "tier_promote") == 0) {
+        if (val == NULL || (strcmp(val, "sync") && strcmp(val, "async"))) {
+            die("tier_promote must be sync or async");
+        }
+        settings.tier_promote_async = strcmp(val, "async") == 0;
+    } else if (strcmp(name, "tier_threshold") == 0) {
+        settings.tier_threshold_init = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_adjust_period") == 0) {
+        settings.tier_adjust_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_decay_period") == 0) {
+        settings.tier_decay_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_mq_queues") == 0) {
+        settings.tier_mq_queues = tier_u32_at_least_1(name, val);
+        if (settings.tier_mq_queues > 16) {
+            die("tier_mq_queues must be between 1 and 16");
+        }
+    } else {
+        return false;
+    }
+    return true;
+}
+
 static void parse_subopt(char *name, char *val)
 {
     if (strcmp(name, "maxconns_fast") == 0) {
@@ -1720,6 +1847,8 @@ static void parse_subopt(char *name, char *val)
         settings.slab_automove_ratio = subopt_double(name, val);
     } else if (strcmp(name, "slab_automove_window") == 0) {
         settings.slab_automove_window = subopt_u32(name, val);
+    } else if (parse_tier_subopt(name, val)) {
+        return;
     } else if (is_noop_subopt(name)) {
         if (strcmp(name, "ext_path") == 0) {
             fprintf(stderr, "ext_path: extstore is not part of tiercached; "
@@ -1974,6 +2103,44 @@ static void parse_options(int argc, char **argv)
     }
 }
 
+static void check_tier_settings(void)
+{
+    const struct nvm_config *nc = &settings.nvm;
+    if (nc->path != NULL && nc->have_node) {
+        die("nvm_path and nvm_node both name the N-zone: give one of them");
+    }
+    if ((nc->path != NULL || nc->have_node) && nc->size == 0) {
+        die("nvm_path/nvm_node need nvm_size= (how much of it to use)");
+    }
+    if (nc->size == 0 && settings.tier_policy != TIER_POLICY_HMCACHED &&
+        settings.tier_policy != TIER_POLICY_DRAM) {
+        die("tier_policy=%s needs an N-zone: give nvm_size=",
+            tier_policy_name(settings.tier_policy));
+    }
+    if (settings.tier_threshold_init > (1u << settings.tier_mq_queues)) {
+        die("tier_threshold must be at most 2^tier_mq_queues (%u)",
+            1u << settings.tier_mq_queues);
+    }
+}
+
+/* Start-up: map the N-zone (or check dram_node) before storage exists;
+ * failures print why and stop with nothing left behind. */
+static void open_nvm_zone(void)
+{
+    char err[512];
+    if (settings.nvm.size == 0) {
+        if (settings.nvm.dram_node >= 0 &&
+            nvm_check_node("dram_node", settings.nvm.dram_node, err,
+                           sizeof(err)) != 0) {
+            die("%s", err);
+        }
+        return;
+    }
+    if (nvm_zone_open(&settings.nvm, &nvm_zone, err, sizeof(err)) != 0) {
+        die("%s", err);
+    }
+}
+
 /* Checks that need every option to be known. */
 static void check_settings(void)
 {
@@ -1988,6 +2155,7 @@ static void check_settings(void)
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
     settings.num_threads_per_udp = settings.num_threads;
+    check_tier_settings();
 }
 
 /* ------------------------------------------------------------------ */
@@ -2163,6 +2331,7 @@ int main(int argc, char **argv)
     stats.accepting_conns = true;
     stats.reserved_fds = 5 * (uint64_t)settings.num_threads;
 
+    open_nvm_zone();
     storage_init();
     memcached_thread_init(settings.num_threads, NULL);
     if (storage_start_threads() != 0) {
@@ -2185,6 +2354,9 @@ int main(int argc, char **argv)
     event_base_loop(main_base, 0);
 
     storage_stop_threads();
+    if (settings.nvm.size > 0) {
+        nvm_zone_close(&nvm_zone);
+    }
     if (settings.daemonize && settings.pid_file != NULL) {
         unlink(settings.pid_file);
     }

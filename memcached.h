@@ -21,6 +21,8 @@
 
 #include "config.h"
 
+#include "nvm.h"
+
 #include <event.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -51,6 +53,21 @@
 #define ITEM_UPDATE_INTERVAL 60 /* seconds between LRU bumps of one item */
 
 typedef uint32_t rel_time_t;     /* seconds since process_started */
+
+/* tier_policy=: which placement and migration rules run (doc/tiering.md) */
+enum tier_policy {
+    TIER_POLICY_HMCACHED = 0,    /* HMCached: hotness-driven migration */
+    TIER_POLICY_UNI,             /* HM-UNI: placement by capacity, no moves */
+    TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
+    TIER_POLICY_DRAM,            /* N-zone unused */
+    TIER_POLICY_NVM              /* every item in the N-zone */
+};
+
+/* tier_placement=: where a new key is stored */
+enum tier_placement {
+    TIER_PLACE_DRAM_FIRST = 0,   /* D while it has free chunks, else N */
+    TIER_PLACE_NVM               /* the paper: N first */
+};
 typedef uint32_t client_flags_t;
 
 /* ---- items ----
@@ -159,9 +176,28 @@ struct settings {
     char *username;
     bool daemonize;
     bool enable_coredumps;        /* -r */
+
+    /* the N-zone and its policies (-o nvm_*, tier_*; doc/tiering.md) */
+    struct nvm_config nvm;        /* nvm.size == 0: no N-zone */
+    enum tier_policy tier_policy;
+    enum tier_placement tier_placement;
+    bool tier_promote_async;      /* tier_promote=async */
+    uint32_t tier_threshold_init; /* tier_threshold */
+    uint32_t tier_adjust_period;  /* requests to a class per adjustment */
+    uint64_t tier_decay_period;   /* requests per decay epoch */
+    uint32_t tier_mq_queues;      /* MQ queues per class (Q) */
 };
 
+
 extern struct settings settings;
+
+/* The opened N-zone (memcached.c); backend NVM_BACKEND_NONE without one. */
+extern struct nvm_zone nvm_zone;
+const char *tier_policy_name(enum tier_policy p);
+static inline bool tier_enabled(void)
+{
+    return settings.nvm.size > 0 && settings.tier_policy != TIER_POLICY_DRAM;
+}
 
 /* ---- clock (memcached.c) ---- */
 extern volatile rel_time_t current_time;

@@ -190,6 +190,8 @@ static const char *protocol_name(enum protocol p)
     return "unknown";
 }
 
+static void tier_settings_stats(ADD_STAT add_stats, void *c);
+
 void process_stat_settings(ADD_STAT add_stats, void *c)
 {
     APPEND_U64("maxbytes", settings.maxbytes);
@@ -278,6 +280,36 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
                 settings.slab_automove_freeratio);
     append_stat("ssl_enabled", add_stats, c, "%s", "no");
     append_stat("memory_file", add_stats, c, "%s", "(null)");
+    tier_settings_stats(add_stats, c);
+}
+
+static void tier_settings_stats(ADD_STAT add_stats, void *c)
+{
+    const struct nvm_config *nc = &settings.nvm;
+    append_stat("nvm_path", add_stats, c, "%s", nc->path ? nc->path : "NULL");
+    if (nc->have_node && nc->node_auto) {
+        append_stat("nvm_node", add_stats, c, "%s", "auto");
+    } else {
+        append_stat("nvm_node", add_stats, c, "%d", nc->have_node ? nc->node
+                                                                  : -1);
+    }
+    APPEND_U64("nvm_size", nc->size);
+    append_stat("dram_node", add_stats, c, "%d", nc->dram_node);
+    append_stat("nvm_emulate", add_stats, c, "%u:%u", nc->emulate_read_ns,
+                nc->emulate_write_ns);
+    append_stat("tier_policy", add_stats, c, "%s",
+                tier_policy_name(settings.tier_policy));
+    append_stat("tier_placement", add_stats, c, "%s",
+                settings.tier_placement == TIER_PLACE_NVM ? "nvm"
+                                                          : "dram_first");
+    append_stat("tier_promote", add_stats, c, "%s",
+                settings.tier_promote_async ? "async" : "sync");
+    append_stat("tier_threshold", add_stats, c, "%u",
+                settings.tier_threshold_init);
+    append_stat("tier_adjust_period", add_stats, c, "%u",
+                settings.tier_adjust_period);
+    APPEND_U64("tier_decay_period", settings.tier_decay_period);
+    append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier_mq_queues);
 }
 
 void stats_reset(void)
