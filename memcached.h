@@ -256,6 +256,11 @@ struct thread_stats {
     struct slab_stats slab_stats[MAX_NUMBER_OF_SLAB_CLASSES];
     stat_u64 response_obj_bytes;
     stat_u64 read_buf_count;
+    /* tiers (migrate.c): requests per class served by each zone, and all
+     * storage requests (the clock of decay epochs) */
+    stat_u64 tier_d_hits[MAX_NUMBER_OF_SLAB_CLASSES];
+    stat_u64 tier_n_hits[MAX_NUMBER_OF_SLAB_CLASSES];
+    stat_u64 tier_requests;
 };
 
 typedef struct {

@@ -1,0 +1,94 @@
+/*
+ * migrate.h: hotness, decay epochs, promotion queue and per-class
+ * migration thresholds (HMCached section 3.3, DESIGN sections 6 and 7).
+ *
+ * migrate.c owns the arithmetic and the bookkeeping; the storage engine
+ * (items.c, slabs_tier.c, clock_nvm.c) owns the items and calls in here on
+ * the request path, and the tier thread (started by storage_start_threads)
+ * calls migrate_tick() to advance epochs, adjust thresholds and drain the
+ * promotion queue through the engine's callbacks.
+ */
+#ifndef MIGRATE_H
+#define MIGRATE_H
+
+#include "memcached.h"
+
+/* ---- counters and decay (pure arithmetic) ----
+ * A counter saturates at `max`.  Decay at the end of each epoch:
+ * counter >> (idle_periods + 1), zero after 3 idle periods; applied lazily
+ * from an epoch stamp: `elapsed` epochs since the item's last access. */
+uint32_t migrate_counter_bump(uint32_t counter, uint32_t max);
+uint32_t migrate_decay(uint32_t counter, uint32_t elapsed_epochs);
+
+/* The current decay epoch (wraps; compare stamps modulo 2^bits). */
+uint32_t migrate_epoch(void);
+
+/* ---- Algorithm 1: one class's threshold ---- */
+struct threshold_state {
+    uint32_t threshold;      /* promote when counter > threshold */
+    uint32_t max;            /* 2^Q */
+    int last_step;           /* +1, -1 or 0 (no adjustment yet) */
+    double last_benefit;     /* benefit of the previous period */
+    bool have_last;
+};
+struct period_counts {
+    uint64_t d_requests;     /* C_dreq: requests served by the D-zone */
+    uint64_t n_requests;     /* C_nreq: requests served by the N-zone */
+    uint64_t migration_cost; /* C_mig: N-zone accesses caused by migration */
+    uint64_t promotions;     /* C_N-to-D */
+    uint64_t free_d_chunks;  /* DRAM_free at the end of the period */
+};
+void threshold_init(struct threshold_state *st, uint32_t initial,
+                    uint32_t max);
+double threshold_benefit(const struct period_counts *pc);
+/* Apply Algorithm 1 for one finished period; returns the new threshold. */
+uint32_t threshold_step(struct threshold_state *st,
+                        const struct period_counts *pc);
+
+/* ---- per-class state used on the request path ---- */
+void migrate_init(unsigned int nclasses);
+uint32_t migrate_threshold(unsigned int clsid);
+/* Count one request that found its key in class clsid (in the D-zone or
+ * the N-zone); per-thread, no locks. */
+void migrate_count_request(LIBEVENT_THREAD *t, unsigned int clsid,
+                           bool in_dram);
+/* Count a promotion and the N-zone lines it read (C_mig). */
+void migrate_count_promotion(unsigned int clsid, uint64_t nvm_lines);
+
+/* ---- promotion queue (tier_promote=async) ----
+ * Bounded, multi-producer; a full queue drops the request (counted). */
+bool migrate_queue_promotion(uint64_t hv, const char *key, size_t nkey);
+
+/* ---- the tier thread's periodic work ----
+ * The engine supplies how to promote a key (takes the item lock itself,
+ * re-checks that the item is still in the N-zone and still hot) and how
+ * many free D chunks a class has. */
+struct migrate_engine {
+    bool (*promote)(uint64_t hv, const char *key, size_t nkey);
+    uint64_t (*free_d_chunks)(unsigned int clsid);
+    void (*decay_walk)(uint32_t epoch);   /* walker: stamps never wrap */
+};
+void migrate_set_engine(const struct migrate_engine *engine);
+/* One round: epoch advance (by total requests), threshold adjustments
+ * for classes whose period is over, queue drain.  Returns promotions. */
+unsigned int migrate_tick(void);
+
+struct migrate_stats {
+    uint64_t decay_epochs;
+    uint64_t promotions;
+    uint64_t promotions_queued;
+    uint64_t promotions_dropped;     /* queue full */
+    uint64_t threshold_adjustments;
+};
+void migrate_get_stats(struct migrate_stats *out);
+struct migrate_class_stats {
+    uint32_t threshold;
+    uint64_t d_requests;             /* since start */
+    uint64_t n_requests;
+    uint64_t promotions;
+    double last_benefit;
+};
+void migrate_get_class_stats(unsigned int clsid,
+                             struct migrate_class_stats *out);
+
+#endif
