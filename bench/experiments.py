@@ -1,0 +1,1361 @@
+#!/usr/bin/env python3
+"""experiments.py - tiercached's experiment suite (HMCached, TPDS 2020, sec. 4).
+
+Runs the paper's evaluation, scaled to a small machine, against the
+tiered server (build/memcached) and Debian's stock memcached, with
+bench/tcload as the load generator:
+
+    fig4      throughput by dataset, GET ratio and policy
+    fig5      NVM line accesses by policy (same runs as fig4)
+    fig6      DRAM-size sweep, 1/16 .. 1/2 of the dataset
+    fig7      NVM-latency sweep (nvm_emulate=R:W)
+    fig9      index: DRAM bytes per item, NVM lines per N-zone GET hit
+    fig10     calcification: phases switching datasets, tier_reassign=
+    fig11     overhead against stock memcached, DRAM only (throughput
+              and callgrind instructions per request)
+    fogcached tiered server vs stock memcached + extstore vs stock
+              memcached with a memory file (-e), same DRAM
+
+Configurations are interleaved (A B C A B C ...) and repeated; every
+figure is a median over the repetitions.  Every server runs on
+127.0.0.1 with a free port and is stopped when its run ends, also on
+Ctrl-C, SIGTERM or an exception.  A figure that needs something the
+server does not have (a `stats tier` key, an option refused at start-up)
+is recorded as "not available: <reason>", never estimated.
+
+Writes OUT/NAME.json and OUT/NAME.png per experiment, copies the PNGs to
+doc/results/ and regenerates doc/results.md from every OUT/*.json.
+Usage: scripts/experiments [--full] [--only NAME,...] [--out DIR]
+"""
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+TCLOAD = ROOT / "bench" / "tcload"
+ORACLE = ROOT / "bench" / "oracle.py"
+CALLGRIND_IPR = ROOT / "scripts" / "callgrind-ipr"
+DEFAULT_SERVER = ROOT / "build" / "memcached"
+DEFAULT_STOCK = Path("/usr/bin/memcached")
+DOC = ROOT / "doc" / "results.md"
+DOC_PLOTS = ROOT / "doc" / "results"
+
+MIB = 1 << 20
+KEYLEN = 10
+# memcached 1.6 item: 48-byte header + 8-byte CAS + key NUL + "\r\n"
+ITEM_OVERHEAD = 59
+PAPER_EMULATE = "224:924"        # 300 ns / 1000 ns NVM on 76 ns DRAM
+SERVER_THREADS = 2
+TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
+             "nvm_lines_read", "nvm_lines_written", "index_bytes",
+             "d_items", "n_items")
+EXPERIMENTS = ("fig4", "fig5", "fig6", "fig7", "fig9", "fig10", "fig11",
+               "fogcached")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """How big each experiment is; 'small' must finish in < 20 minutes."""
+    name: str
+    reps: int
+    requests: int
+    datasets: tuple
+    get_ratios: tuple
+    dram_fracs: tuple
+    latencies: tuple
+    calc_a: str
+    calc_b: str
+    calc_segment: int
+    calc_sub: int
+    fog_dataset: str
+    ipr_requests: int
+    exp_budget_s: int
+    conns: int = 4
+    depth: int = 4
+
+
+SMALL = Scale(name="small", reps=3, requests=400000,
+              datasets=("Uni-200000-512",), get_ratios=(0.95, 0.5),
+              dram_fracs=(1 / 16, 1 / 8, 1 / 4, 1 / 2),
+              latencies=("0:0", "112:462", "224:924", "448:1848"),
+              calc_a="norm-20000-4K-1K", calc_b="Uni-20000-8K",
+              calc_segment=150000, calc_sub=3,
+              fog_dataset="fixed-100000-1K", ipr_requests=20000,
+              exp_budget_s=300)
+FULL = Scale(name="full", reps=5, requests=1000000,
+             datasets=("Uni-150000-2K", "Uni-150000-4K", "Uni-150000-8K",
+                       "Uni-100000-8K", "Uni-50000-8K"),
+             get_ratios=(0.95, 0.5),
+             dram_fracs=(1 / 16, 1 / 8, 1 / 4, 1 / 2),
+             latencies=("0:0", "112:462", "224:924", "336:1386",
+                        "448:1848"),
+             calc_a="norm-100000-4K-1K", calc_b="Uni-100000-8K",
+             calc_segment=600000, calc_sub=5,
+             fog_dataset="fixed-300000-1K", ipr_requests=100000,
+             exp_budget_s=3600)
+
+
+@dataclasses.dataclass
+class Ctx:
+    """Everything an experiment needs; passed explicitly, never global."""
+    scale: Scale
+    out: Path
+    work: Path
+    server: Path
+    stock: Path
+    command: str
+    tier_reason: Optional[str] = None     # why `stats tier` is unusable
+    log: Callable[[str], None] = print
+
+
+@dataclasses.dataclass
+class Spec:
+    """One server configuration."""
+    name: str
+    binary: Path
+    args: list
+    files: tuple = ()          # files to create (empty) before start
+
+    def cmdline(self) -> str:
+        return " ".join([str(self.binary)] + [str(a) for a in self.args])
+
+
+@dataclasses.dataclass
+class Load:
+    """One tcload workload."""
+    dataset: str
+    get: float
+    requests: int
+    conns: int = 4
+    depth: int = 4
+    seed: int = 1
+    theta: float = 0.99
+    phases: tuple = ()          # tcload --phase specs (own preloads)
+    set_on_miss: bool = False
+
+    def common(self) -> list:
+        a = ["-c", str(self.conns), "-T", "1", "-d", str(self.depth),
+             "--seed", str(self.seed), "--theta", str(self.theta),
+             "--dataset", self.dataset, "-g", str(self.get)]
+        if self.set_on_miss:
+            a.append("--set-on-miss")
+        return a
+
+
+class ServerError(Exception):
+    """A server did not start; the message is the reason."""
+
+
+# ---------------------------------------------------------------- helpers
+
+def na(reason: str) -> str:
+    return "not available: " + reason
+
+
+def median(xs) -> Optional[float]:
+    v = [x for x in xs if isinstance(x, (int, float))]
+    return statistics.median(v) if v else None
+
+
+def ratio(a, b) -> Optional[float]:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_count(s: str) -> int:
+    m = re.fullmatch(r"([0-9.e+]+)([kM]?)", s)
+    if not m:
+        raise ValueError("bad count " + s)
+    return int(float(m.group(1)) * {"": 1, "k": 10 ** 3, "M": 10 ** 6}[m.group(2)])
+
+
+def parse_size(s: str) -> float:
+    m = re.fullmatch(r"([0-9.]+)([KM]?)", s)
+    if not m:
+        raise ValueError("bad size " + s)
+    return float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20}[m.group(2)]
+
+
+def dataset_info(spec: str) -> tuple:
+    """(keys, mean value bytes) of a tcload dataset spec."""
+    p = spec.split("-")
+    kind, n = p[0].lower(), parse_count(p[1])
+    if kind == "uni":
+        return n, (1 + parse_size(p[2])) / 2
+    if kind == "fixed":
+        return n, parse_size(p[2])
+    if kind == "norm":
+        return n, parse_size(p[2])
+    if kind == "etc":
+        return n, 0.40 * 7 + 0.55 * 157 + 0.05 * 4150.5
+    raise ValueError("unknown dataset " + spec)
+
+
+def payload_bytes(spec: str) -> float:
+    """Key + value bytes of the whole dataset (the paper's dataset size)."""
+    n, mean = dataset_info(spec)
+    return n * (KEYLEN + mean)
+
+
+def item_bytes(spec: str) -> float:
+    n, mean = dataset_info(spec)
+    return n * (KEYLEN + mean + ITEM_OVERHEAD)
+
+
+def dram_mb(spec: str, frac: float) -> int:
+    return max(2, math.ceil(frac * payload_bytes(spec) / MIB))
+
+
+def full_mb(spec: str) -> int:
+    """-m that holds the whole dataset in DRAM (slab rounding included)."""
+    return math.ceil(item_bytes(spec) * 1.4 / MIB) + 16
+
+
+def frac_label(f: float) -> str:
+    return "1/%d" % round(1 / f) if f < 1 else "%g" % f
+
+
+def user_args() -> list:
+    return ["-u", "nobody"] if os.geteuid() == 0 else []
+
+
+def machine() -> dict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model,
+            "kernel": platform.release(), "python": platform.python_version()}
+
+
+def git_commit() -> str:
+    try:
+        c = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12",
+                            "HEAD"], capture_output=True, text=True,
+                           timeout=10).stdout.strip()
+        d = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True,
+                           text=True, timeout=10).stdout.strip()
+        return c + (" (working tree modified)" if d else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+# ----------------------------------------------------------------- server
+
+class Server:
+    """A server process on 127.0.0.1:free port; a context manager."""
+
+    def __init__(self, spec: Spec, logdir: Path):
+        self.spec = spec
+        self.port = free_port()
+        self.log = logdir / ("server-%s-%d.log" % (
+            re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name), self.port))
+        self.proc: Optional[subprocess.Popen] = None
+
+    def argv(self) -> list:
+        return ([str(self.spec.binary)] + [str(a) for a in self.spec.args]
+                + ["-p", str(self.port), "-U", "0", "-l", "127.0.0.1"]
+                + user_args())
+
+    def __enter__(self) -> "Server":
+        for f in self.spec.files:
+            Path(f).unlink(missing_ok=True)
+            Path(f).touch()
+            os.chmod(f, 0o666)
+        with open(self.log, "wb") as lf:
+            self.proc = subprocess.Popen(self.argv(), stdout=lf,
+                                         stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    self.proc = None
+                    raise ServerError(self.reason("exited"))
+                try:
+                    if "VERSION" in self.command("version", end="\r\n"):
+                        return self
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            raise ServerError("did not answer `version` within 15 s")
+        except BaseException:
+            self.stop()
+            raise
+
+    def reason(self, what: str) -> str:
+        text = self.log.read_text(errors="replace").strip()
+        lines = [l for l in text.splitlines() if l.strip()]
+        return "option refused at start-up (%s): %s" % (
+            what, " / ".join(lines[-2:]) if lines else "no message")
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        p, self.proc = self.proc, None
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def command(self, cmd: str, end: str = "END\r\n") -> str:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(cmd.encode() + b"\r\n")
+            buf = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                if (buf.endswith(end.encode()) or buf.endswith(b"ERROR\r\n")
+                        or (end == "\r\n" and buf.endswith(b"\r\n"))):
+                    break
+        return buf.decode(errors="replace")
+
+    def stats(self, sub: str = "") -> Optional[dict]:
+        text = self.command(("stats " + sub).strip())
+        if not text.startswith("STAT"):
+            return None
+        d = {}
+        for line in text.splitlines():
+            p = line.split(" ", 2)
+            if len(p) == 3 and p[0] == "STAT":
+                d[p[1]] = num(p[2])
+        return d
+
+
+def num(s: str):
+    try:
+        return int(s)
+    except ValueError:
+        try:
+            return float(s)
+        except ValueError:
+            return s
+
+
+def probe(spec: Spec, ctx: Ctx) -> Optional[str]:
+    """None when the server starts with these args, else the reason."""
+    try:
+        with Server(spec, ctx.work):
+            return None
+    except ServerError as e:
+        return str(e)
+
+
+def tier_stats_reason(ctx: Ctx) -> Optional[str]:
+    spec = Spec("probe-tier", ctx.server, ["-m", "8", "-o", "nvm_size=16m"])
+    try:
+        with Server(spec, ctx.work) as srv:
+            st = srv.stats("tier")
+    except ServerError as e:
+        return "server with an N-zone does not start: " + str(e)
+    if st is None:
+        return ("`stats tier` answered ERROR: the tiered engine is not in "
+                "this build (%s)" % ctx.server)
+    missing = [k for k in TIER_KEYS if k not in st]
+    if missing:
+        return "`stats tier` lacks " + ", ".join(missing)
+    return None
+
+
+# ------------------------------------------------------------- measuring
+
+def tcload(args: list, json_path: Path, timeout: float) -> dict:
+    argv = [str(TCLOAD)] + args + ["-q", "--json", str(json_path),
+                                   "--max-duration", str(int(timeout))]
+    r = subprocess.run(argv, capture_output=True, text=True,
+                       timeout=timeout + 30)
+    try:
+        j = json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        raise RuntimeError("tcload failed (%d): %s" % (
+            r.returncode, (r.stderr or r.stdout).strip()[-300:]))
+    j["_argv"] = " ".join(argv)
+    j["_rc"] = r.returncode
+    return j
+
+
+def run_summary(run: dict) -> dict:
+    lat = run.get("latency_us", {}).get("get", {})
+    gets = run.get("get", 0)
+    return {"throughput": run.get("throughput"), "ops": run.get("ops"),
+            "gets": gets, "hits": run.get("hits"),
+            "hit_ratio": (run.get("hits", 0) / gets) if gets else None,
+            "errors": run.get("errors", {}).get("total"),
+            "get_mean_us": lat.get("mean"), "get_p50_us": lat.get("p50"),
+            "get_p99_us": lat.get("p99")}
+
+
+def tier_delta(before: Optional[dict], after: Optional[dict]) -> Optional[dict]:
+    if before is None or after is None:
+        return None
+    d = {}
+    for k, v in after.items():
+        if isinstance(v, (int, float)) and isinstance(before.get(k), (int, float)):
+            d[k] = v - before[k]
+    return d
+
+
+def measure(spec: Spec, load: Load, ctx: Ctx, tag: str) -> dict:
+    """Fresh server, preload (unless the phases do it), measured run."""
+    res: dict = {"config": spec.name, "server": spec.cmdline()}
+    jpath = ctx.work / ("tc-%s-%s.json" % (re.sub(r"\W", "_", spec.name), tag))
+    timeout = 240
+    try:
+        with Server(spec, ctx.work) as srv:
+            target = ["-s", "127.0.0.1:%d" % srv.port]
+            if not load.phases:
+                pre = tcload(target + load.common() + ["--preload", "-n", "0"],
+                             jpath, timeout)
+                p = pre["phases"][0]["preload"]
+                res["preload"] = {"sets": p.get("set"),
+                                  "errors": p["errors"]["total"],
+                                  "throughput": p.get("throughput")}
+            before = srv.stats("tier") if ctx.tier_reason is None else None
+            args = target + load.common() + ["-n", str(load.requests)]
+            for ph in load.phases:
+                args += ["--phase", ph]
+            j = tcload(args, jpath, timeout)
+            after = srv.stats("tier") if ctx.tier_reason is None else None
+            res["tcload"] = j["_argv"]
+            res["tcload_rc"] = j["_rc"]
+            phases = [ph for ph in j["phases"] if ph.get("run")]
+            if load.phases:
+                res["phases"] = [dict(run_summary(ph["run"]),
+                                      dataset=ph["dataset"],
+                                      spec=ph.get("spec", ""))
+                                 for ph in phases]
+                res.update(run_summary(j["totals"]))
+            else:
+                res.update(run_summary(phases[0]["run"]))
+            res["tier"] = tier_delta(before, after)
+            res["tier_after"] = after
+    except ServerError as e:
+        res["error"] = str(e)
+    except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError) as e:
+        res["error"] = "run failed: %s" % e
+    ctx.log("  %-28s %s" % (spec.name, (
+        "error: " + res["error"]) if "error" in res else
+        "%.0f ops/s hit %.3f" % (res.get("throughput") or 0,
+                                  res.get("hit_ratio") or 0)))
+    return res
+
+
+def interleave(configs: list, load_of: Callable[[Spec], Load], ctx: Ctx,
+               reps: Optional[int] = None) -> tuple:
+    """A B C A B C ...; returns ({config: [runs]}, notes)."""
+    reps = ctx.scale.reps if reps is None else reps
+    runs: dict = {c.name: [] for c in configs}
+    notes = []
+    deadline = time.monotonic() + ctx.scale.exp_budget_s
+    dead = set()
+    for r in range(reps):
+        if r > 0 and time.monotonic() > deadline:
+            notes.append("time bound (%d s) reached: %d of %d repetitions"
+                         % (ctx.scale.exp_budget_s, r, reps))
+            break
+        for c in configs:
+            if c.name in dead:
+                continue
+            res = measure(c, load_of(c), ctx, "r%d" % r)
+            runs[c.name].append(res)
+            if "error" in res and res["error"].startswith("option refused"):
+                dead.add(c.name)    # it will not start next time either
+    return runs, notes
+
+
+def summarise(runs: list, tier: bool) -> dict:
+    ok = [r for r in runs if "error" not in r]
+    s: dict = {"n": len(ok), "ops": median(r.get("ops") for r in ok),
+               "throughput": median(r.get("throughput") for r in ok),
+               "throughputs": [r.get("throughput") for r in ok],
+               "hit_ratio": median(r.get("hit_ratio") for r in ok),
+               "get_mean_us": median(r.get("get_mean_us") for r in ok),
+               "get_p50_us": median(r.get("get_p50_us") for r in ok),
+               "get_p99_us": median(r.get("get_p99_us") for r in ok)}
+    if runs and not ok:
+        s["error"] = runs[0]["error"]
+    if tier and ok and all(r.get("tier") for r in ok):
+        for k in ("d_hits", "n_hits", "promotions", "demotions",
+                  "nvm_lines_read", "nvm_lines_written"):
+            s[k] = median(r["tier"].get(k) for r in ok)
+        s["d_share"] = median(
+            ratio(r["tier"].get("d_hits"),
+                  (r["tier"].get("d_hits") or 0) + (r["tier"].get("n_hits") or 0))
+            for r in ok)
+        after = ok[-1].get("tier_after") or {}
+        s["index_bytes"] = after.get("index_bytes")
+        items = (after.get("d_items") or 0) + (after.get("n_items") or 0)
+        s["index_bytes_per_item"] = after.get(
+            "index_bytes_per_item", ratio(after.get("index_bytes"), items))
+    return s
+
+
+# ----------------------------------------------------------------- oracle
+
+def trace_file(load: Load, ctx: Ctx) -> Path:
+    key = re.sub(r"\W", "_", "%s_%s_%d_%d_%d_%s" % (
+        load.dataset, load.get, load.requests, load.conns, load.seed,
+        load.theta))
+    path = ctx.work / ("trace-%s.txt" % key)
+    if not path.exists():
+        with open(path, "w") as f:
+            subprocess.run([str(TCLOAD), "--dry-run", "-n", str(load.requests)]
+                           + load.common(), stdout=f, check=True, timeout=300)
+    return path
+
+
+def oracle(load: Load, budget_bytes: int, ctx: Ctx) -> dict:
+    """Static best D-zone share for the same request stream and DRAM bytes."""
+    try:
+        t = trace_file(load, ctx)
+        r = subprocess.run([sys.executable, str(ORACLE), str(t), "--budget",
+                            str(budget_bytes), "--overhead", str(ITEM_OVERHEAD),
+                            "--json"], capture_output=True, text=True,
+                           timeout=300, check=True)
+        return json.loads(r.stdout)
+    except (subprocess.SubprocessError, OSError, ValueError) as e:
+        return {"error": str(e)}
+
+
+def payload_lines(load: Load, ctx: Ctx) -> Optional[float]:
+    """Mean 64-byte lines of key + value over the GETs of the stream."""
+    tot = n = 0
+    with open(trace_file(load, ctx)) as f:
+        for line in f:
+            if line.startswith("G "):
+                size = int(line.split()[2])
+                tot += (KEYLEN + size + 63) // 64
+                n += 1
+    return tot / n if n else None
+
+
+# -------------------------------------------------------------- configs
+
+def tiered(name: str, ctx: Ctx, mb: int, nvm_mb: int, policy: str,
+           emulate: str = PAPER_EMULATE, extra: str = "") -> Spec:
+    opts = "nvm_size=%dm,nvm_emulate=%s,tier_policy=%s" % (nvm_mb, emulate,
+                                                            policy)
+    if extra:
+        opts += "," + extra
+    return Spec(name, ctx.server, ["-m", str(mb), "-t", str(SERVER_THREADS),
+                                   "-o", opts])
+
+
+def plain(name: str, binary: Path, mb: int, extra: tuple = ()) -> Spec:
+    return Spec(name, binary, ["-m", str(mb), "-t", str(SERVER_THREADS)]
+                + list(extra))
+
+
+def nvm_mb_for(dataset: str) -> int:
+    """N-zone for the whole dataset with slab rounding, little more: D + N
+    stays close to the dataset, so HM-UNI's capacity split is near -m's."""
+    return math.ceil(item_bytes(dataset) * 1.3 / MIB) + 16
+
+
+def fmt(v, kind: str = "") -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    if kind == "ops":
+        return "{:,.0f}".format(v)
+    if kind == "pct":
+        return "%.1f%%" % (100 * v)
+    if kind == "int":
+        return "{:,.0f}".format(v)
+    if isinstance(v, float):
+        return "%.3f" % v if abs(v) < 100 else "{:,.0f}".format(v)
+    return str(v)
+
+
+def base_result(name: str, title: str, paper: str, ctx: Ctx) -> dict:
+    return {"name": name, "title": title, "paper": paper,
+            "suite": ctx.scale.name, "reps": ctx.scale.reps,
+            "command": "scripts/experiments%s --only %s" % (
+                " --full" if ctx.scale.name == "full" else "", name),
+            "invoked_as": ctx.command, "tables": [], "plots": [],
+            "notes": [], "not_available": [], "bound": "",
+            "configs": {}}
+
+
+# ----------------------------------------------------------- experiments
+
+def policy_specs(ctx: Ctx, dataset: str, extra_policies: list) -> tuple:
+    mb, nvm = dram_mb(dataset, 0.25), nvm_mb_for(dataset)
+    specs = [plain("DRAM-only", ctx.server, full_mb(dataset))]
+    names = [("HMCached", "hmcached"), ("HM-UNI", "uni"), ("HM-TLC", "tlc"),
+             ("NVM-only", "nvm")] + extra_policies
+    specs += [tiered(n, ctx, mb, nvm, p) for n, p in names]
+    return specs, mb
+
+
+def exp_policies(ctx: Ctx) -> list:
+    """Figs. 4 and 5 from the same runs."""
+    sc = ctx.scale
+    r4 = base_result("fig4", "Throughput by dataset and policy",
+                     "Fig. 4 (DRAM = 1/4 of the dataset, 95%/50% GET, Zipf "
+                     "0.99, NVM 300/1000 ns): read-intensive HMCached is "
+                     "+36%/+18%/+5% over HM-UNI/HM-TLC/HM-HC and within 12% "
+                     "of DRAM-only (0.88); write-intensive +68%/+21%/+4%, "
+                     "26% below DRAM-only (0.74).", ctx)
+    r5 = base_result("fig5", "NVM line accesses by policy",
+                     "Fig. 5: HMCached reduces NVM accesses (64-byte lines, "
+                     "background threads included) by 70%/38%/7% vs "
+                     "HM-UNI/HM-TLC/HM-HC (read-intensive) and 72%/38%/6% "
+                     "(write-intensive).", ctx)
+    extra = []
+    reason = probe(tiered("probe", ctx, 8, 16, "duallru"), ctx)
+    if reason is None:
+        extra.append(("Fogcached-duallru", "duallru"))
+    else:
+        r4["not_available"].append(na("tier_policy=duallru (Fogcached): "
+                                      + reason))
+    for r in (r4, r5):
+        r["not_available"].append(na("HM-HC (hyperbolic caching in the "
+                                     "D-zone) is not a tiercached policy"))
+    if ctx.tier_reason:
+        r5["not_available"].append(na("nvm_lines_read/nvm_lines_written: "
+                                      + ctx.tier_reason))
+        r4["not_available"].append(na("our D-zone share (d_hits, n_hits): "
+                                      + ctx.tier_reason))
+    rows4, rows5 = [], []
+    series: dict = {}
+    lines_series: dict = {}
+    for ds in sc.datasets:
+        for g in sc.get_ratios:
+            wl = "%s %d%% GET" % (ds, round(100 * g))
+            ctx.log("fig4/5: " + wl)
+            specs, mb = policy_specs(ctx, ds, extra)
+            load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+            runs, notes = interleave(specs, lambda s: load, ctx)
+            r4["notes"] += ["%s: %s" % (wl, n) for n in notes]
+            orc = oracle(load, mb * MIB, ctx)
+            sums = {n: summarise(v, ctx.tier_reason is None)
+                    for n, v in runs.items()}
+            ref = sums["DRAM-only"]["throughput"]
+            uni = sums.get("HM-UNI", {})
+            tlc = sums.get("HM-TLC", {})
+            for s in specs:
+                sm = sums[s.name]
+                r4["configs"]["%s / %s" % (wl, s.name)] = {
+                    "server": s.cmdline(), "summary": sm,
+                    "runs": runs[s.name]}
+                tput = sm.get("throughput")
+                rows4.append([wl, s.name, fmt(tput, "ops"), sm["n"],
+                              fmt(ratio(tput, ref)), fmt(sm.get("hit_ratio")),
+                              fmt(sm.get("d_share")) if s.name != "DRAM-only"
+                              else "1 (all DRAM)",
+                              fmt(orc.get("share")) if s.name != "DRAM-only"
+                              else "", sm.get("error", "")])
+                series.setdefault(s.name, []).append([wl, tput or 0])
+                if s.name == "DRAM-only":
+                    continue
+                rd, wr = sm.get("nvm_lines_read"), sm.get("nvm_lines_written")
+                tot = rd + wr if rd is not None and wr is not None else None
+
+                def red(other: dict) -> Optional[float]:
+                    o = (other.get("nvm_lines_read") or 0) + (
+                        other.get("nvm_lines_written") or 0)
+                    if tot is None or "nvm_lines_read" not in other or not o:
+                        return None
+                    return 1 - tot / o
+                rows5.append([wl, s.name, fmt(rd, "int"), fmt(wr, "int"),
+                              fmt(tot, "int"),
+                              fmt(ratio(tot, sm.get("ops") or None)),
+                              fmt(red(uni), "pct") if s.name == "HMCached" else "",
+                              fmt(red(tlc), "pct") if s.name == "HMCached" else ""])
+                lines_series.setdefault(s.name + " R", []).append([wl, rd or 0])
+                lines_series.setdefault(s.name + " W", []).append([wl, wr or 0])
+            r4.setdefault("oracle", {})[wl] = orc
+    r4["tables"].append({"columns": [
+        "workload", "config", "median ops/s", "runs", "vs DRAM-only",
+        "GET hit ratio", "D-zone share (ours)", "D-zone share (oracle)",
+        "error"], "rows": rows4})
+    r4["bound"] = ("oracle: bench/oracle.py on the run's own request stream "
+                   "(tcload --dry-run, same seed and connections), budget = "
+                   "the D-zone's -m bytes, %d B per item overhead, no slab "
+                   "rounding: the best static share of requests DRAM could "
+                   "serve. DRAM-only (-m holding the whole dataset) is the "
+                   "throughput bound." % ITEM_OVERHEAD)
+    r4["plots"].append({"file": "fig4.png", "kind": "bar",
+                        "title": "Fig. 4: throughput (DRAM = 1/4)",
+                        "ylabel": "ops/s (median)", "series": series})
+    r5["tables"].append({"columns": [
+        "workload", "policy", "NVM lines read", "NVM lines written",
+        "total", "lines per request", "HMCached vs HM-UNI", "HMCached vs HM-TLC"],
+        "rows": rows5})
+    r5["bound"] = "reduction = 1 - HMCached total / other total (medians)"
+    if not ctx.tier_reason:
+        r5["plots"].append({"file": "fig5.png", "kind": "bar",
+                            "title": "Fig. 5: NVM line accesses",
+                            "ylabel": "64-byte lines (median)",
+                            "series": lines_series})
+    r5["configs"] = {"see": "fig4.json (same runs)"}
+    return [r4, r5]
+
+
+def exp_fig6(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fig6", "DRAM-size sweep",
+                    "Fig. 6: DRAM = 1/16, 1/8, 1/4, 1/2 of the dataset; "
+                    "throughput grows roughly linearly while DRAM grows "
+                    "exponentially (diminishing returns); write-intensive "
+                    "gains more.", ctx)
+    if ctx.tier_reason:
+        r["not_available"].append(na("our D-zone share: " + ctx.tier_reason))
+    ds = sc.datasets[0]
+    gets = sc.get_ratios if sc.name == "full" else sc.get_ratios[:1]
+    rows, series = [], {}
+    for g in gets:
+        wl = "%s %d%% GET" % (ds, round(100 * g))
+        ctx.log("fig6: " + wl)
+        nvm = nvm_mb_for(ds)
+        specs = [plain("DRAM-only", ctx.server, full_mb(ds))]
+        specs += [tiered("HMCached %s" % frac_label(f), ctx, dram_mb(ds, f),
+                         nvm, "hmcached") for f in sc.dram_fracs]
+        load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+        runs, notes = interleave(specs, lambda s: load, ctx)
+        r["notes"] += notes
+        sums = {n: summarise(v, ctx.tier_reason is None) for n, v in runs.items()}
+        ref = sums["DRAM-only"]["throughput"]
+        for f, s in zip((None,) + tuple(sc.dram_fracs), specs):
+            sm = sums[s.name]
+            mb = int(s.args[1])
+            orc = oracle(load, mb * MIB, ctx) if f else {}
+            r["configs"]["%s / %s" % (wl, s.name)] = {
+                "server": s.cmdline(), "summary": sm, "runs": runs[s.name],
+                "oracle": orc}
+            rows.append([wl, s.name, mb, fmt(sm["throughput"], "ops"),
+                         fmt(ratio(sm["throughput"], ref)),
+                         fmt(sm.get("hit_ratio")), fmt(sm.get("d_share")),
+                         fmt(orc.get("share")) if f else "",
+                         sm.get("error", "")])
+            if f:
+                series.setdefault(wl, []).append([f, sm["throughput"] or 0])
+        series.setdefault(wl + " DRAM-only", []).extend(
+            [[f, ref or 0] for f in sc.dram_fracs])
+    r["tables"].append({"columns": [
+        "workload", "config", "-m MB", "median ops/s", "vs DRAM-only",
+        "GET hit ratio", "D-zone share (ours)", "D-zone share (oracle)",
+        "error"], "rows": rows})
+    r["bound"] = "oracle static share for each -m; DRAM-only throughput"
+    r["plots"].append({"file": "fig6.png", "kind": "line", "logx": True,
+                       "title": "Fig. 6: DRAM size sweep",
+                       "xlabel": "DRAM / dataset", "ylabel": "ops/s (median)",
+                       "series": series})
+    return [r]
+
+
+def exp_fig7(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fig7", "NVM-latency sweep",
+                    "Fig. 7: throughput falls roughly linearly with the NVM "
+                    "read/write latency; only slightly for Uni-3-2K, faster "
+                    "for larger objects.", ctx)
+    ds = sc.datasets[0]
+    g = sc.get_ratios[0]
+    wl = "%s %d%% GET" % (ds, round(100 * g))
+    ctx.log("fig7: " + wl)
+    mb, nvm = dram_mb(ds, 0.25), nvm_mb_for(ds)
+    specs = [plain("DRAM-only", ctx.server, full_mb(ds))]
+    specs += [tiered("HMCached %s" % lat, ctx, mb, nvm, "hmcached", lat)
+              for lat in sc.latencies]
+    load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+    runs, notes = interleave(specs, lambda s: load, ctx)
+    r["notes"] += notes
+    sums = {n: summarise(v, ctx.tier_reason is None) for n, v in runs.items()}
+    ref = sums["DRAM-only"]["throughput"]
+    zero = sums["HMCached " + sc.latencies[0]]["throughput"]
+    rows, pts = [], []
+    for s in specs:
+        sm = sums[s.name]
+        r["configs"][s.name] = {"server": s.cmdline(), "summary": sm,
+                                "runs": runs[s.name]}
+        lat = s.name.split()[-1] if s.name != "DRAM-only" else ""
+        rows.append([s.name, lat, fmt(sm["throughput"], "ops"),
+                     fmt(ratio(sm["throughput"], zero)) if lat else "",
+                     fmt(ratio(sm["throughput"], ref)),
+                     fmt(sm.get("nvm_lines_read"), "int"),
+                     fmt(sm.get("nvm_lines_written"), "int"),
+                     sm.get("error", "")])
+        if lat:
+            pts.append([int(lat.split(":")[0]), sm["throughput"] or 0])
+    if ctx.tier_reason:
+        r["not_available"].append(na("NVM line counts: " + ctx.tier_reason))
+    r["tables"].append({"columns": [
+        "config", "nvm_emulate R:W ns", "median ops/s", "vs 0:0",
+        "vs DRAM-only", "NVM lines read", "NVM lines written", "error"],
+        "rows": rows})
+    r["bound"] = ("physical: with L lines per request the emulated stall is "
+                  "about R*L_read + W*L_written ns on top of the 0:0 cost")
+    r["plots"].append({"file": "fig7.png", "kind": "line",
+                       "title": "Fig. 7: NVM latency sweep (%s)" % wl,
+                       "xlabel": "injected read ns (write = ~4.1x)",
+                       "ylabel": "ops/s (median)",
+                       "series": {"HMCached": pts,
+                                  "DRAM-only": [[p[0], ref or 0] for p in pts]}})
+    return [r]
+
+
+def exp_fig9(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fig9", "Index: DRAM bytes per item, NVM lines per "
+                    "N-zone GET hit",
+                    "Fig. 9: vs HMCached-LRU / HMCached-CLOCK (memcached's "
+                    "index on NVM) HMCached reads 10%/6% fewer and writes "
+                    "58%/36% fewer NVM lines; ~12% of GETs are served by "
+                    "the N-zone. Sec. 3.2: a descriptor costs 19 B of DRAM "
+                    "(three per 64-byte line).", ctx)
+    r["not_available"].append(na(
+        "the paper's HMCached-LRU and HMCached-CLOCK index variants: "
+        "tiercached builds one index for both zones (DESIGN.md section 4), "
+        "there is no switch to memcached's index on NVM"))
+    ds = sc.datasets[0]
+    mb, nvm = dram_mb(ds, 0.25), nvm_mb_for(ds)
+    specs = [tiered("NVM-only, 100% GET", ctx, mb, nvm, "nvm"),
+             tiered("HMCached, 95% GET", ctx, mb, nvm, "hmcached")]
+    loads = {specs[0].name: Load(ds, 1.0, sc.requests, sc.conns, sc.depth),
+             specs[1].name: Load(ds, 0.95, sc.requests, sc.conns, sc.depth)}
+    ctx.log("fig9: " + ds)
+    runs, notes = interleave(specs, lambda s: loads[s.name], ctx, reps=1)
+    r["notes"] += notes + ["line counts are deterministic figures: one run "
+                           "per configuration"]
+    rows = []
+    for s in specs:
+        sm = summarise(runs[s.name], ctx.tier_reason is None)
+        bound = payload_lines(loads[s.name], ctx)
+        r["configs"][s.name] = {"server": s.cmdline(), "summary": sm,
+                                "runs": runs[s.name]}
+        if ctx.tier_reason or "error" in sm:
+            why = sm.get("error") or ctx.tier_reason
+            rows.append([s.name, na(why), "", "", "", "", fmt(bound), ""])
+            continue
+        nh, dh = sm.get("n_hits"), sm.get("d_hits")
+        rows.append([s.name, fmt(sm.get("index_bytes"), "int"),
+                     fmt(sm.get("index_bytes_per_item")),
+                     fmt(nh, "int"),
+                     fmt(ratio(nh, (nh or 0) + (dh or 0)), "pct"),
+                     fmt(ratio(sm.get("nvm_lines_read"), nh)),
+                     fmt(bound),
+                     fmt(ratio(sm.get("nvm_lines_written"), nh))])
+    if ctx.tier_reason:
+        r["not_available"].append(na("index_bytes, n_hits, NVM lines: "
+                                     + ctx.tier_reason))
+    r["tables"].append({"columns": [
+        "run", "index_bytes", "index bytes per item", "N-zone hits",
+        "N share of hits", "NVM lines read per N hit",
+        "key+value lines per GET (bound)", "NVM lines written per N hit"],
+        "rows": rows})
+    r["bound"] = ("a GET hit in the N-zone must read at least the lines of "
+                  "its key and value (mean of ceil((10 + size) / 64) over "
+                  "the GETs of the stream); DESIGN.md goal: the item's own "
+                  "lines + < 0.01, and <= 16 DRAM bytes of index per N item "
+                  "(paper: ~21). In the NVM-only 100%-GET run every hit is "
+                  "an N hit and nothing should be written.")
+    return [r]
+
+
+def exp_fig10(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fig10", "Slab calcification: phases switching datasets",
+                    "Fig. 10: datasets A (normal 4K+-1K) and B (uniform "
+                    "1..8K), 1M objects each, 1 GB DRAM, 5 phases A B A B A "
+                    "of 120M Zipf 0.99 requests: throughput drops at each "
+                    "switch; HMCached (DP reassignment) and PSA recover, "
+                    "Calcific does not; HMCached > PSA.", ctx)
+    a, b = sc.calc_a, sc.calc_b
+    mb = dram_mb(a, 0.25)
+    nvm = math.ceil((item_bytes(a) + item_bytes(b)) * 2 / MIB) + 32
+    specs = []
+    for opt in ("dp", "greedy", "psa", "none"):
+        s = tiered("tier_reassign=%s" % opt, ctx, mb, nvm, "hmcached",
+                   extra="tier_reassign=" + opt)
+        reason = probe(s, ctx)
+        if reason is None:
+            specs.append(s)
+        else:
+            r["not_available"].append(na("tier_reassign=%s: %s" % (opt, reason)))
+    if not specs:
+        specs.append(tiered("hmcached (no tier_reassign)", ctx, mb, nvm,
+                            "hmcached"))
+        r["notes"].append("no tier_reassign option is accepted yet: only the "
+                          "server's default behaviour is measured")
+    sub = sc.calc_segment // sc.calc_sub
+    phases = ["dataset=%s,ns=b,preload=1,requests=1,get=1" % b,
+              "dataset=%s,ns=a,preload=1,requests=1,get=1" % a]
+    labels = []
+    for seg, (ds, ns) in enumerate([(a, "a"), (b, "b"), (a, "a"), (b, "b"),
+                                    (a, "a")]):
+        for k in range(sc.calc_sub):
+            phases.append("dataset=%s,ns=%s,requests=%d,set-on-miss=1"
+                          % (ds, ns, sub))
+            labels.append("%s%d.%d" % ("AB"[ns == "b"], seg + 1, k + 1))
+    load = Load(a, 0.95, sub, sc.conns, sc.depth, phases=tuple(phases))
+    ctx.log("fig10: %s / %s, -m %d" % (a, b, mb))
+    runs, notes = interleave(specs, lambda s: load, ctx)
+    r["notes"] += notes
+    r["notes"].append("phases 0-1 preload B then A (1 request each, not "
+                      "shown); then 5 segments A B A B A of %d requests, "
+                      "each split in %d sub-phases; 95%% GET, set on miss"
+                      % (sc.calc_segment, sc.calc_sub))
+    series: dict = {}
+    cols = ["phase", "requests so far"]
+    per: dict = {}
+    for s in specs:
+        ok = [x for x in runs[s.name] if "error" not in x and x.get("phases")]
+        r["configs"][s.name] = {"server": s.cmdline(), "runs": runs[s.name]}
+        cols += [s.name + " ops/s", s.name + " hit ratio"]
+        per[s.name] = []
+        for i in range(len(labels)):
+            idx = i + 2
+            t = median(x["phases"][idx]["throughput"] for x in ok
+                       if len(x["phases"]) > idx)
+            h = median(x["phases"][idx]["hit_ratio"] for x in ok
+                       if len(x["phases"]) > idx)
+            per[s.name].append((t, h))
+            series.setdefault(s.name, []).append([(i + 1) * sub, t or 0])
+        if not ok and runs[s.name]:
+            r["not_available"].append(na("%s: %s" % (s.name,
+                                                     runs[s.name][0]["error"])))
+    rows = []
+    for i, lab in enumerate(labels):
+        row = [lab, (i + 1) * sub]
+        for s in specs:
+            t, h = per[s.name][i]
+            row += [fmt(t, "ops"), fmt(h)]
+        rows.append(row)
+    r["tables"].append({"columns": cols, "rows": rows})
+    r["bound"] = ("n/a (a static oracle does not bound a workload that "
+                  "changes; phase A's hit ratio at the end of the run vs "
+                  "phase 1 shows what calcification costs)")
+    r["plots"].append({"file": "fig10.png", "kind": "line",
+                       "title": "Fig. 10: A B A B A (%s / %s)" % (a, b),
+                       "xlabel": "requests", "ylabel": "ops/s (median)",
+                       "series": series})
+    return [r]
+
+
+def callgrind(binary: Path, args: list, ctx: Ctx) -> dict:
+    env = dict(os.environ, REQUESTS=str(ctx.scale.ipr_requests), SMALL="1000",
+               TCLOAD=str(TCLOAD))
+    argv = [str(CALLGRIND_IPR), str(binary)] + args
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, env=env,
+                           timeout=600)
+    except subprocess.TimeoutExpired:
+        return {"cmd": " ".join(argv), "error": "callgrind-ipr timed out"}
+    m = re.search(r"Ir/request \(marginal[^)]*\): ([0-9.]+)", p.stdout)
+    res = {"cmd": "REQUESTS=%d SMALL=1000 %s" % (ctx.scale.ipr_requests,
+                                                 " ".join(argv))}
+    if m:
+        res["ir_per_request"] = float(m.group(1))
+    else:
+        res["error"] = (p.stderr or p.stdout).strip()[-300:]
+    return res
+
+
+def exp_fig11(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fig11", "Overhead against stock memcached, DRAM only",
+                    "Fig. 11: HMCached on a DRAM-only server vs vanilla "
+                    "memcached: overhead (T1 - T2) / T1 below 5% for all "
+                    "workloads (ratio >= 0.95).", ctx)
+    if not ctx.stock.exists():
+        r["not_available"].append(na("stock memcached %s not installed"
+                                     % ctx.stock))
+        return [r]
+    ds = sc.datasets[0]
+    full = full_mb(ds)
+    specs = [plain("stock memcached", ctx.stock, full),
+             plain("tiercached, no N-zone", ctx.server, full),
+             tiered("tiercached hmcached, all in DRAM", ctx, full,
+                    nvm_mb_for(ds), "hmcached", emulate="0:0")]
+    rows, series = [], {}
+    for g in sc.get_ratios:
+        wl = "%s %d%% GET" % (ds, round(100 * g))
+        ctx.log("fig11: " + wl)
+        load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+        runs, notes = interleave(specs, lambda s: load, ctx)
+        r["notes"] += notes
+        sums = {n: summarise(v, False) for n, v in runs.items()}
+        ref = sums["stock memcached"]["throughput"]
+        for s in specs:
+            sm = sums[s.name]
+            r["configs"]["%s / %s" % (wl, s.name)] = {
+                "server": s.cmdline(), "summary": sm, "runs": runs[s.name]}
+            rt = ratio(sm["throughput"], ref)
+            rows.append([wl, s.name, fmt(sm["throughput"], "ops"),
+                         ", ".join(fmt(x, "ops") for x in sm["throughputs"]),
+                         fmt(rt), fmt(1 - rt, "pct") if rt is not None else "n/a",
+                         sm.get("error", "")])
+            series.setdefault(s.name, []).append([wl, rt or 0])
+    r["tables"].append({"title": "throughput, interleaved", "columns": [
+        "workload", "server", "median ops/s", "runs ops/s", "vs stock",
+        "overhead", "error"], "rows": rows})
+    quiet = "no_lru_crawler,no_lru_maintainer,no_hashexpand,no_slab_reassign"
+    ipr_cfgs = [("stock memcached", ctx.stock, ["-t", "1", "-o", quiet]),
+                ("tiercached, no N-zone", ctx.server, ["-t", "1", "-o", quiet]),
+                ("tiercached hmcached, all in DRAM", ctx.server,
+                 ["-t", "1", "-m", "64", "-o", quiet + ",nvm_size=64m"])]
+    ipr_rows, base = [], None
+    for name, binary, args in ipr_cfgs:
+        ctx.log("fig11: callgrind %s" % name)
+        c = callgrind(binary, args, ctx)
+        r["configs"]["callgrind / " + name] = c
+        ir = c.get("ir_per_request")
+        if base is None:
+            base = ir
+        ipr_rows.append([name, fmt(ir), fmt(ratio(ir, base)), c["cmd"],
+                         c.get("error", "")])
+    r["tables"].append({"title": "callgrind instructions per request "
+                        "(deterministic)", "columns": [
+                            "server", "Ir/request", "vs stock", "command",
+                            "error"], "rows": ipr_rows})
+    r["bound"] = "stock memcached 1.6.18 (Debian) is the reference: ratio 1"
+    r["plots"].append({"file": "fig11.png", "kind": "bar",
+                       "title": "Fig. 11: throughput / stock memcached",
+                       "ylabel": "ratio (median)", "series": series,
+                       "hline": 0.95})
+    return [r]
+
+
+def exp_fogcached(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("fogcached", "Against Fogcached's baselines: extstore "
+                    "and a memory file",
+                    "Fogcached (IEICE 2021, sec. 5.2): 4 GB DRAM + 28 GB "
+                    "DCPM, 1 KB values, GETs: mean GET latency 311 us for "
+                    "Fogcached vs 460 us for memcached + extstore on DCPM "
+                    "(peak of the distribution ~40% lower); memcached "
+                    "DRAM-only peak 250-260 us, DCPM-only 330-340 us.", ctx)
+    if not ctx.stock.exists():
+        r["not_available"].append(na("stock memcached not installed"))
+        return [r]
+    ds = sc.fog_dataset
+    mb = dram_mb(ds, 1 / 8)
+    second = math.ceil(payload_bytes(ds) * 7 / 8 * 1.6 / MIB) + 64
+    fdir = Path(tempfile.mkdtemp(prefix="tc-fog-", dir="/dev/shm"
+                                 if Path("/dev/shm").is_dir() else None))
+    os.chmod(fdir, 0o1777)
+    nvm_file, ext_file, mem_file = (fdir / "tier.nvm", fdir / "ext.dat",
+                                    fdir / "mem.file")
+    ours = tiered("tiercached hmcached (nvm_path file)", ctx, mb,
+                  nvm_mb_for(ds), "hmcached", emulate="0:0",
+                  extra="nvm_path=%s" % nvm_file)
+    ours.files = (str(nvm_file),)
+    specs = [ours,
+             plain("stock + extstore", ctx.stock, mb,
+                   ("-o", "ext_path=%s:%dm" % (ext_file, second))),
+             plain("stock -e memory file", ctx.stock, full_mb(ds),
+                   ("-e", str(mem_file))),
+             plain("stock DRAM-only, same -m", ctx.stock, mb),
+             plain("stock DRAM-only, whole dataset", ctx.stock, full_mb(ds))]
+    reason = probe(tiered("probe", ctx, 8, 16, "duallru"), ctx)
+    if reason is None:
+        d = tiered("tiercached duallru (nvm_path file)", ctx, mb,
+                   nvm_mb_for(ds), "duallru", emulate="0:0",
+                   extra="nvm_path=%s" % (fdir / "dual.nvm"))
+        d.files = (str(fdir / "dual.nvm"),)
+        specs.insert(1, d)
+    else:
+        r["not_available"].append(na("tier_policy=duallru (Fogcached's "
+                                     "Dual-LRU): " + reason))
+    load = Load(ds, 1.0, sc.requests, sc.conns, sc.depth)
+    ctx.log("fogcached: %s, -m %d" % (ds, mb))
+    try:
+        runs, notes = interleave(specs, lambda s: load, ctx)
+    finally:
+        shutil.rmtree(fdir, ignore_errors=True)
+    r["notes"] += notes + [
+        "files under %s (tmpfs: every second tier runs at DRAM speed here, "
+        "nvm_emulate=0:0, so the comparison is of software paths and hit "
+        "ratios, not of media)" % fdir.parent,
+        "-e maps the file as all item memory, so that server gets -m = the "
+        "whole dataset in the file (NVM-only in Fogcached's table)",
+        "extstore writes values > ext_item_size (512 B) to the file "
+        "asynchronously; the pipelined preload (depth 64) can outrun it"]
+    orc = oracle(load, mb * MIB, ctx)
+    r["oracle"] = orc
+    sums = {n: summarise(v, ctx.tier_reason is None) for n, v in runs.items()}
+    ref = sums[ours.name]["throughput"]
+    rows, series = [], {}
+    for s in specs:
+        sm = sums[s.name]
+        r["configs"][s.name] = {"server": s.cmdline(), "summary": sm,
+                                "runs": runs[s.name]}
+        rows.append([s.name, s.args[1], fmt(sm["throughput"], "ops"),
+                     fmt(ratio(sm["throughput"], ref)), fmt(sm["hit_ratio"]),
+                     fmt(sm["get_mean_us"]), fmt(sm["get_p50_us"]),
+                     fmt(sm["get_p99_us"]),
+                     fmt(sm.get("d_share")) if s is ours else "",
+                     fmt(orc.get("share")) if s is ours else "",
+                     sm.get("error", "")])
+        series.setdefault("ops/s", []).append([s.name, sm["throughput"] or 0])
+    r["tables"].append({"columns": [
+        "server", "-m MB", "median ops/s", "vs ours", "GET hit ratio",
+        "GET mean us", "GET p50 us", "GET p99 us", "D-zone share (ours)",
+        "D-zone share (oracle)", "error"], "rows": rows})
+    r["bound"] = ("oracle static D-zone share for -m %d MB; the whole-"
+                  "dataset DRAM-only server is the throughput and hit-ratio "
+                  "bound" % mb)
+    r["plots"].append({"file": "fogcached.png", "kind": "bar",
+                       "title": "Fogcached comparison (%s, 100%% GET)" % ds,
+                       "ylabel": "ops/s (median)", "series": series})
+    if ctx.tier_reason:
+        r["not_available"].append(na("our D-zone share: " + ctx.tier_reason))
+    return [r]
+
+
+# ------------------------------------------------------------------ output
+
+def plot(spec: dict, path: Path) -> Optional[str]:
+    """Draw a bar or line chart; returns an error text or None."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return "matplotlib not importable: %s" % e
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=80)
+    series = spec["series"]
+    if spec["kind"] == "bar":
+        cats: list = []
+        for pts in series.values():
+            for x, _ in pts:
+                if x not in cats:
+                    cats.append(x)
+        width = 0.8 / max(1, len(series))
+        for i, (name, pts) in enumerate(series.items()):
+            d = dict((x, y) for x, y in pts)
+            xs = [j + i * width for j in range(len(cats))]
+            ax.bar(xs, [d.get(c, 0) for c in cats], width, label=name)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cats))])
+        ax.set_xticklabels(cats, fontsize=7, rotation=10 if len(cats) > 2 else 0)
+    else:
+        for name, pts in series.items():
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                    label=name)
+        if spec.get("logx"):
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(spec.get("xlabel", ""))
+    if spec.get("hline"):
+        ax.axhline(spec["hline"], color="grey", linestyle="--", linewidth=1)
+    ax.set_ylabel(spec.get("ylabel", ""))
+    ax.set_title(spec.get("title", ""), fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return None
+
+
+def md_escape(v) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def render_md(results: list, meta: dict) -> str:
+    out = ["# Experiment results", "",
+           "Generated by `bench/experiments.py` (`scripts/experiments`); "
+           "regenerated on every run, do not edit by hand. Method: "
+           "DESIGN.md section 13 (interleaved configurations, repeated, "
+           "medians). Deterministic figures (NVM lines, D-zone shares, "
+           "callgrind Ir/request) are the primary evidence; throughput on a "
+           "shared 2-core machine is noisy.", ""]
+    out += ["| | |", "|---|---|"]
+    m = meta["machine"]
+    out += ["| machine | nproc %s, %s, kernel %s |" % (m["nproc"], m["cpu"],
+                                                        m["kernel"]),
+            "| last run | %s, `%s`, %s suite, %.0f s |" % (
+                meta["date"], meta["command"], meta["suite"], meta["elapsed_s"]),
+            "| git commit | %s |" % meta["commit"], ""]
+    for r in results:
+        out += ["## %s: %s" % (r["name"], r["title"]), "",
+                "**Paper.** " + r["paper"], "",
+                "**Command.** `%s` (%s suite, %d repetitions, run %s, commit "
+                "%s, %.0f s)" % (r["command"], r["suite"], r["reps"],
+                                 r.get("date", "?"), r.get("commit", "?"),
+                                 r.get("elapsed_s", 0)), ""]
+        for t in r["tables"]:
+            if t.get("title"):
+                out += ["*%s*" % t["title"], ""]
+            out.append("| " + " | ".join(t["columns"]) + " |")
+            out.append("|" + "---|" * len(t["columns"]))
+            for row in t["rows"]:
+                out.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+            out.append("")
+        if r.get("bound"):
+            out += ["**Bound.** " + r["bound"], ""]
+        for p in r["plots"]:
+            if p.get("committed"):
+                out += ["![%s](results/%s)" % (r["name"], p["file"]), ""]
+        if r["not_available"]:
+            out += ["**Not available.**", ""]
+            out += ["- " + md_escape(x) for x in r["not_available"]]
+            out.append("")
+        if r["notes"]:
+            out += ["**Notes.**", ""]
+            out += ["- " + md_escape(x) for x in r["notes"]]
+            out.append("")
+        servers = [(k, v["server"]) for k, v in r["configs"].items()
+                   if isinstance(v, dict) and "server" in v]
+        if servers:
+            out += ["<details><summary>server command lines</summary>", ""]
+            out += ["- %s: `%s -p PORT -U 0 -l 127.0.0.1`" % (md_escape(k), s)
+                    for k, s in servers]
+            first = next((run["tcload"] for v in r["configs"].values()
+                          if isinstance(v, dict)
+                          for run in v.get("runs", []) if "tcload" in run), None)
+            if first:
+                out += ["", "load (first run): `%s`" % first]
+            out += ["", "</details>", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_outputs(results: list, ctx: Ctx, meta: dict) -> None:
+    DOC_PLOTS.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        r.update(date=meta["date"], commit=meta["commit"],
+                 machine=meta["machine"])
+        for p in r["plots"]:
+            err = plot(p, ctx.out / p["file"])
+            if err:
+                r["not_available"].append(na("plot %s: %s" % (p["file"], err)))
+                continue
+            shutil.copyfile(ctx.out / p["file"], DOC_PLOTS / p["file"])
+            p["committed"] = True
+        (ctx.out / ("%s.json" % r["name"])).write_text(
+            json.dumps(r, indent=1, default=str) + "\n")
+
+
+def regenerate_doc(ctx: Ctx, meta: dict) -> None:
+    results = []
+    for name in EXPERIMENTS:
+        f = ctx.out / ("%s.json" % name)
+        if f.exists():
+            try:
+                results.append(json.loads(f.read_text()))
+            except ValueError:
+                continue
+    DOC.write_text(render_md(results, meta))
+
+
+# -------------------------------------------------------------------- main
+
+RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6), ("fig7", exp_fig7),
+           ("fig9", exp_fig9), ("fig10", exp_fig10), ("fig11", exp_fig11),
+           ("fogcached", exp_fogcached))
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+def main(argv: list) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--full", action="store_true",
+                    help="the full suite (5 repetitions, larger datasets)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated: " + ",".join(EXPERIMENTS))
+    ap.add_argument("--out", default=str(ROOT / "out" / "experiments"))
+    ap.add_argument("--server", default=str(DEFAULT_SERVER))
+    ap.add_argument("--stock", default=str(DEFAULT_STOCK))
+    ap.add_argument("--reps", type=int, default=0,
+                    help="override the repetitions (development)")
+    ap.add_argument("--requests", type=int, default=0,
+                    help="override requests per run (development)")
+    ap.add_argument("--no-doc", action="store_true",
+                    help="do not rewrite doc/results.md")
+    a = ap.parse_args(argv)
+    only = [x.strip() for x in a.only.split(",") if x.strip()]
+    bad = [x for x in only if x not in EXPERIMENTS]
+    if bad:
+        ap.error("unknown experiment(s): %s" % ", ".join(bad))
+    scale = FULL if a.full else SMALL
+    if a.reps or a.requests:
+        scale = dataclasses.replace(scale, reps=a.reps or scale.reps,
+                                    requests=a.requests or scale.requests)
+    for tool in (TCLOAD, Path(a.server)):
+        if not os.access(tool, os.X_OK):
+            print("experiments: %s is missing (make -C bench; scripts/build "
+                  "build)" % tool, file=sys.stderr)
+            return 2
+    out = Path(a.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    t0 = time.monotonic()
+    command = "scripts/experiments " + " ".join(argv)
+    with tempfile.TemporaryDirectory(prefix="tc-exp-") as work:
+        os.chmod(work, 0o1777)
+        ctx = Ctx(scale=scale, out=out, work=Path(work),
+                  server=Path(a.server).resolve(), stock=Path(a.stock),
+                  command=command.strip(),
+                  log=lambda s: print(s, flush=True))
+        ctx.tier_reason = tier_stats_reason(ctx)
+        ctx.log("suite %s, %d repetitions, server %s; stats tier: %s"
+                % (scale.name, scale.reps, ctx.server,
+                   ctx.tier_reason or "available"))
+        meta = {"machine": machine(), "commit": git_commit(),
+                "date": datetime.datetime.now().astimezone().isoformat(
+                    timespec="seconds"),
+                "command": ctx.command, "suite": scale.name}
+        try:
+            for name, fn in RUNNERS:
+                wanted = {name, "fig5"} if name == "fig4" else {name}
+                if only and not wanted & set(only):
+                    continue
+                t1 = time.monotonic()
+                results = fn(ctx)
+                for r in results:
+                    r["elapsed_s"] = time.monotonic() - t1
+                write_outputs(results, ctx, meta)
+                ctx.log("%s done in %.0f s" % (name, time.monotonic() - t1))
+        except KeyboardInterrupt:
+            print("experiments: interrupted; servers stopped", file=sys.stderr)
+            return 130
+        finally:
+            meta["elapsed_s"] = time.monotonic() - t0
+            if not a.no_doc:
+                regenerate_doc(ctx, meta)
+    print("suite took %.0f s; results in %s%s" % (
+        time.monotonic() - t0, out,
+        "" if a.no_doc else ", " + str(DOC.relative_to(ROOT))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,80 @@
+#!/usr/bin/perl
+# t/bench_ycsb.t - the YCSB binding (bench/ycsb, spymemcached) loads and
+# runs workloads A, B, C against the server with small counts.  Needs Java,
+# Maven and the module's dependencies already in the Maven cache (it builds
+# offline): otherwise it skips, saying why.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use IO::Socket::INET;
+
+alarm 58;
+my $root = "$FindBin::Bin/..";
+for my $tool (qw(java mvn)) {
+    plan skip_all => "$tool not installed"
+        unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
+}
+my @bins = grep { defined && -x } ($ENV{MEMCACHED_BIN}, "$root/build/memcached",
+                                   '/usr/bin/memcached');
+plan skip_all => 'no memcached binary (MEMCACHED_BIN, build/memcached)' unless @bins;
+my $mc = $bins[0];
+
+my $jar = "$root/bench/ycsb/target/ycsb-tiercached.jar";
+my $build = `cd $root/bench/ycsb && mvn -q -B -o package 2>&1`;
+plan skip_all => 'bench/ycsb does not build offline (Maven cache lacks '
+    . 'site.ycsb:core / spymemcached / plugins?): '
+    . ((grep { /ERROR/ } split /\n/, $build)[0] // 'mvn failed')
+    if $? != 0 || !-f $jar;
+
+my @kids;
+END { kill 'TERM', @kids if @kids; waitpid($_, 0) for @kids; }
+
+sub free_port {
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                  Proto => 'tcp', Listen => 1, ReuseAddr => 1)
+        or die "socket: $!";
+    my $p = $s->sockport;
+    close $s;
+    return $p;
+}
+
+my $port = free_port();
+my @cmd = ($mc, '-p', $port, '-U', 0, '-l', '127.0.0.1', '-m', 64, '-t', 2);
+push @cmd, '-u', 'nobody' if $> == 0;
+my $pid = fork();
+die "fork: $!" unless defined $pid;
+if ($pid == 0) {
+    open(STDOUT, '>', '/dev/null');
+    exec(@cmd) or exit 127;
+}
+push @kids, $pid;
+my $up = 0;
+for (1 .. 100) {
+    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Proto => 'tcp');
+    if ($s) { close $s; $up = 1; last }
+    select(undef, undef, undef, 0.05);
+}
+ok($up, "$mc up on port $port") or BAIL_OUT('server did not start');
+
+my $out = `RECORDS=2000 OPS=4000 MVN_OFFLINE=1 $root/scripts/ycsb 127.0.0.1:$port a b c 2>&1`;
+is($? >> 8, 0, 'scripts/ycsb exits 0') or diag($out);
+like($out, qr/^workload a -load: \[INSERT\], Return=OK, 2000$/m, 'load inserted 2000 records');
+for my $wl (qw(a b c)) {
+    like($out, qr/^workload $wl -t: \[OVERALL\], Throughput\(ops\/sec\), [0-9.]+$/m,
+         "workload $wl reports throughput");
+    my ($reads) = $out =~ /^workload $wl -t: \[READ\], Return=OK, (\d+)$/m;
+    my ($upd) = $out =~ /^workload $wl -t: \[UPDATE\], Return=OK, (\d+)$/m;
+    is(($reads // 0) + ($upd // 0), 4000, "workload $wl: every operation OK");
+}
+unlike($out, qr/Return=(ERROR|NOT_FOUND|UNEXPECTED_STATE)/, 'no failed operations');
+
+my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Proto => 'tcp');
+print $s "stats\r\n";
+my $items;
+while (my $l = <$s>) {
+    $items = $1 if $l =~ /^STAT curr_items (\d+)/;
+    last if $l =~ /^END/;
+}
+is($items, 2000, 'the server holds the 2000 records');
+done_testing();
