@@ -99,7 +99,7 @@ static void crawl_class(struct mq_cursor *cur, unsigned int clsid)
 {
     uint32_t budget = settings.lru_crawler_tocrawl;
     uint32_t seen = 0;
-    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+    for (unsigned int q = 0; q < mq_queues(); q++) {
         mq_cursor_start(cur, clsid, q);
         item *it;
         while ((budget == 0 || seen < budget)
@@ -245,7 +245,7 @@ bool lru_crawler_set_enabled(bool on)
 static bool dump_class(conn *c, struct mq_cursor *cur, unsigned int clsid)
 {
     char line[METADUMP_LINE_MAX];
-    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+    for (unsigned int q = 0; q < mq_queues(); q++) {
         mq_cursor_start(cur, clsid, q);
         item *it;
         while ((it = mq_cursor_next(cur)) != NULL) {

@@ -13,6 +13,19 @@
  *     (a leaf lock: taken inside item locks, never the other way round).
  *   - expand_lock guards the expansion thread's sleep/wake state; it is
  *     never held while item locks are taken.
+ *   - expand_run_lock is held by an expansion from start to end and by
+ *     assoc_walk (the decay walker), so each sees a table that does not
+ *     change shape; both take item locks inside it.
+ *
+ * N items (slabs_tier.h) are confirmed by reading their probe through
+ * nvm.h (counted); growth reads an N item's stored hash instead of its key.
+ *
+ * HMCached section 3.2 keeps two tables, a chained one for D items and
+ * 19-byte descriptors for N items; here one table serves both zones and an
+ * N item's descriptor is its slot's location word (hash_desc.h), so a
+ * migration rewrites one word under the item lock and a lookup is one
+ * probe sequence.  There is no backward pointer and no per-item refcount:
+ * readers of N items get DRAM snapshots (items.c).
  *
  * Table views.  The shape of the index (which table, what size, whether an
  * expansion is under way) is one immutable struct hd_view published through
@@ -244,9 +257,35 @@ static bool item_has_key(const item *it, const char *key, size_t nkey)
     return it->nkey == nkey && memcmp(ITEM_key(it), key, nkey) == 0;
 }
 
+/* Does the N item at loc hold key?  Confirmed by reading its probe into
+ * *probe (a local one when the caller passed NULL).  Out of line so that
+ * the D path's frame stays small. */
+static __attribute__((noinline)) bool n_has_key(uint64_t loc, const char *key,
+                                                size_t nkey,
+                                                struct nitem_probe *probe)
+{
+    struct nitem_probe local;
+    if (probe == NULL) {
+        probe = &local;
+    }
+    nitem_probe(hd_n_offset(loc), nkey, probe);
+    return nitem_probe_matches(probe, key, nkey);
+}
+
+static inline bool loc_has_key(uint64_t loc, const char *key, size_t nkey,
+                               struct nitem_probe *probe)
+{
+    if (!hd_loc_is_n(loc)) {
+        return item_has_key(hd_loc_to_item(loc), key, nkey);
+    }
+    return n_has_key(loc, key, nkey, probe);
+}
+
 /* Find key's slot: *bucket_out and *slot_out; *prev_out is the chain
- * bucket before it (NULL for the head). */
+ * bucket before it (NULL for the head).  With d_only, N candidates are
+ * skipped without reading them. */
 static bool find_slot(const char *key, size_t nkey, uint64_t hv,
+                      bool d_only, struct nitem_probe *probe,
                       hd_bucket **bucket_out, int *slot_out,
                       hd_bucket **prev_out)
 {
@@ -256,10 +295,10 @@ static bool find_slot(const char *key, size_t nkey, uint64_t hv,
     for (hd_bucket *b = head_bucket(hv); b != NULL;
             prev = b, b = next_in_chain(b)) {
         for (int i = 0; i < HD_SLOTS; i++) {
-            if (b->sig[i] != sig) {
+            if (b->sig[i] != sig || (d_only && hd_loc_is_n(b->loc[i]))) {
                 continue;
             }
-            if (item_has_key(hd_loc_to_item(b->loc[i]), key, nkey)) {
+            if (loc_has_key(b->loc[i], key, nkey, probe)) {
                 *bucket_out = b;
                 *slot_out = i;
                 if (prev_out != NULL) {
@@ -278,10 +317,56 @@ item *assoc_find(const char *key, size_t nkey, uint64_t hv)
 {
     hd_bucket *b;
     int slot;
-    if (!find_slot(key, nkey, hv, &b, &slot, NULL)) {
+    if (!find_slot(key, nkey, hv, true, NULL, &b, &slot, NULL)) {
         return NULL;
     }
     return hd_loc_to_item(b->loc[slot]);
+}
+
+uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
+                         struct nitem_probe *probe)
+{
+    hd_bucket *b;
+    int slot;
+    if (!find_slot(key, nkey, hv, false, probe, &b, &slot, NULL)) {
+        return NULL;
+    }
+    return &b->loc[slot];
+}
+
+/* The slot whose word satisfies match(word, want), signature sig. */
+static uint64_t *find_word(uint64_t hv, bool (*match)(uint64_t, uint64_t),
+                           uint64_t want)
+{
+    uint32_t sig = hd_signature(hv);
+    for (hd_bucket *b = head_bucket(hv); b != NULL; b = next_in_chain(b)) {
+        for (int i = 0; i < HD_SLOTS; i++) {
+            if (b->sig[i] == sig && match(b->loc[i], want)) {
+                return &b->loc[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+static bool match_noff(uint64_t loc, uint64_t off)
+{
+    return hd_loc_is_n(loc) && hd_n_offset(loc) == off;
+}
+
+static bool match_item(uint64_t loc, uint64_t it)
+{
+    return loc == it;
+}
+
+uint64_t *assoc_find_noff(uint64_t hv, uint64_t off)
+{
+    return find_word(hv, match_noff, off);
+}
+
+uint64_t *assoc_find_item(const item *it, uint64_t hv)
+{
+    return find_word(hv, match_item, hd_loc_from_item(it));
 }
 
 /* Put (sig, loc) in the first free slot of the chain starting at head,
@@ -314,14 +399,19 @@ static uint64_t grow_threshold(const struct hd_view *v)
     return ((uint64_t)1 << v->power) * HD_GROW_LOAD;
 }
 
-int assoc_insert(item *it, uint64_t hv)
+int assoc_insert_loc(uint64_t loc, uint64_t hv)
 {
-    if (!chain_add(head_bucket(hv), hd_signature(hv), hd_loc_from_item(it))) {
+    if (!chain_add(head_bucket(hv), hd_signature(hv), loc)) {
         return 0;
     }
     atomic_fetch_add_explicit(&item_count, 1, memory_order_relaxed);
     assoc_expand_if_needed();
     return 1;
+}
+
+int assoc_insert(item *it, uint64_t hv)
+{
+    return assoc_insert_loc(hd_loc_from_item(it), hv);
 }
 
 static bool bucket_empty(const hd_bucket *b)
@@ -334,15 +424,11 @@ static bool bucket_empty(const hd_bucket *b)
     return true;
 }
 
-void assoc_delete(const char *key, size_t nkey, uint64_t hv)
+/* Empty slot i of bucket b (prev: the bucket before it in the chain). */
+static void clear_slot(hd_bucket *b, int i, hd_bucket *prev)
 {
-    hd_bucket *b, *prev;
-    int slot;
-    if (!find_slot(key, nkey, hv, &b, &slot, &prev)) {
-        return;
-    }
-    b->sig[slot] = 0;
-    b->loc[slot] = 0;
+    b->sig[i] = 0;
+    b->loc[i] = 0;
     atomic_fetch_sub_explicit(&item_count, 1, memory_order_relaxed);
     /* An emptied overflow bucket leaves the chain so probes stay short. */
     if (prev != NULL && bucket_empty(b)) {
@@ -352,15 +438,36 @@ void assoc_delete(const char *key, size_t nkey, uint64_t hv)
     }
 }
 
+void assoc_delete(const char *key, size_t nkey, uint64_t hv)
+{
+    hd_bucket *b, *prev;
+    int slot;
+    if (find_slot(key, nkey, hv, false, NULL, &b, &slot, &prev)) {
+        clear_slot(b, slot, prev);
+    }
+}
+
+void assoc_delete_loc(uint64_t *locp, uint64_t hv)
+{
+    hd_bucket *prev = NULL;
+    for (hd_bucket *b = head_bucket(hv); b != NULL;
+            prev = b, b = next_in_chain(b)) {
+        for (int i = 0; i < HD_SLOTS; i++) {
+            if (&b->loc[i] == locp) {
+                clear_slot(b, i, prev);
+                return;
+            }
+        }
+    }
+}
+
 bool assoc_replace(item *old_it, item *new_it, uint64_t hv)
 {
-    hd_bucket *b;
-    int slot;
-    if (!find_slot(ITEM_key(old_it), old_it->nkey, hv, &b, &slot, NULL)
-            || hd_loc_to_item(b->loc[slot]) != old_it) {
+    uint64_t *locp = assoc_find_item(old_it, hv);
+    if (locp == NULL) {
         return false;
     }
-    b->loc[slot] = hd_loc_from_item(new_it);
+    *locp = hd_loc_from_item(new_it);
     return true;
 }
 
@@ -436,9 +543,15 @@ static void fill_chain(hd_bucket *dst, const struct hd_entry *e,
 }
 
 /* The hash of an indexed entry: the split bit lies below the signature, so
- * the key is hashed again (the one place expansion touches items). */
+ * a D item's key is hashed again and an N item's hash is read from its
+ * header (one line; the only places expansion touches items). */
 static uint64_t entry_hash(const struct hd_entry *e)
 {
+    if (hd_loc_is_n(e->loc)) {
+        nitem_hdr h;
+        nitem_read_header(hd_n_offset(e->loc), &h, sizeof(h.hv));
+        return h.hv;
+    }
     const item *it = hd_loc_to_item(e->loc);
     return hash_key(ITEM_key(it), it->nkey);
 }
@@ -518,6 +631,27 @@ bool assoc_expand_now(void)
     atomic_fetch_add(&expansions, 1);
     pthread_mutex_unlock(&expand_run_lock);
     return true;
+}
+
+void assoc_walk(assoc_visit_fn visit, void *arg)
+{
+    /* Holding the run lock keeps the table shape still: no expansion is
+     * half done, so bucket idx is all of stripe idx's keys of that index. */
+    pthread_mutex_lock(&expand_run_lock);
+    struct hd_view *v = load_view();
+    uint64_t nbuckets = (uint64_t)1 << v->power;
+    for (uint64_t idx = 0; idx < nbuckets; idx++) {
+        item_lock(idx);
+        for (hd_bucket *b = &v->table[idx]; b != NULL; b = next_in_chain(b)) {
+            for (int i = 0; i < HD_SLOTS; i++) {
+                if (b->sig[i] != 0) {
+                    visit(&b->loc[i], arg);
+                }
+            }
+        }
+        item_unlock(idx);
+    }
+    pthread_mutex_unlock(&expand_run_lock);
 }
 
 static bool needs_growth(void)

@@ -18,6 +18,7 @@
 #define HASH_DESC_H
 
 #include "memcached.h"
+#include "slabs_tier.h"
 
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
 #define HD_HASHPOWER_DEFAULT 16
@@ -30,10 +31,23 @@
  * location words; then the overflow link; then the locations.  An empty
  * slot has signature 0 (real signatures are never 0).
  *
- * loc is a location word, not a typed pointer: today it holds the item's
- * address; with the N-zone it will hold a zone tag in the top bits and an
- * offset (or a descriptor id for N items, whose hot metadata lives in a
- * stable descriptor table, since bucket slots move during expansion). */
+ * loc is a location word, not a typed pointer (the hd_loc_* and hd_n_*
+ * helpers below are the only code that knows its encoding):
+ *   - bit 63 clear: a D item, the word is its DRAM address;
+ *   - bit 63 set:   an N item, the word holds its offset in the N-zone and
+ *     the item's hot metadata, so that nothing a GET changes lives in NVM:
+ *
+ *     63  62........50  49..47  46     45     44       43   42....35  34....0
+ *     N   atime delta   epoch   stale  token  fetched  ref  counter   off/8
+ *
+ *     counter: access counter, saturating at HD_N_COUNTER_MAX;
+ *     ref: the CLOCK reference bit; fetched/token/stale: ITEM_FETCHED,
+ *     ITEM_TOKEN_SENT, ITEM_STALE; epoch: low 3 bits of the decay epoch of
+ *     the last access; atime delta: last access minus the time stored in
+ *     the item's NVM header, in seconds, saturating at HD_N_ATIME_MAX.
+ * A slot's word is guarded by the item lock of its bucket; growth moves
+ * words under that lock, so a pointer to a word (assoc_find_loc) is valid
+ * while the lock is held. */
 typedef struct {
     uint32_t sig[HD_SLOTS];
     uint32_t overflow;           /* overflow pool index + 1; 0 = none */
@@ -49,8 +63,7 @@ static inline uint32_t hd_signature(uint64_t hv)
     return sig != 0 ? sig : 1;
 }
 
-/* Location word <-> item.  The only two places that know a location is a
- * pointer today. */
+/* ---- D locations ---- */
 static inline uint64_t hd_loc_from_item(const item *it)
 {
     return (uint64_t)(uintptr_t)it;
@@ -61,20 +74,160 @@ static inline item *hd_loc_to_item(uint64_t loc)
     return (item *)(uintptr_t)loc;
 }
 
+/* ---- N locations ---- */
+#define HD_N_BIT            ((uint64_t)1 << 63)
+#define HD_N_OFF_BITS       35
+#define HD_N_OFF_LIMIT      ((uint64_t)8 << HD_N_OFF_BITS)  /* 256 GiB */
+#define HD_N_COUNTER_SHIFT  35
+#define HD_N_COUNTER_MAX    255u
+#define HD_N_REF            ((uint64_t)1 << 43)
+#define HD_N_FETCHED        ((uint64_t)1 << 44)
+#define HD_N_TOKEN          ((uint64_t)1 << 45)
+#define HD_N_STALE          ((uint64_t)1 << 46)
+#define HD_N_EPOCH_SHIFT    47
+#define HD_N_EPOCH_MASK     7u
+#define HD_N_ATIME_SHIFT    50
+#define HD_N_ATIME_MAX      8191u
+
+static inline bool hd_loc_is_n(uint64_t loc)
+{
+    return (loc & HD_N_BIT) != 0;
+}
+
+/* A fresh N word: offset (8-byte aligned, below HD_N_OFF_LIMIT), counter
+ * (clamped), it_flags (only ITEM_FETCHED, ITEM_TOKEN_SENT and ITEM_STALE
+ * are kept), epoch, delta. */
+static inline uint64_t hd_n_make(uint64_t off, uint32_t counter,
+                                 uint16_t it_flags, uint32_t epoch,
+                                 uint32_t atime_delta)
+{
+    if (counter > HD_N_COUNTER_MAX) {
+        counter = HD_N_COUNTER_MAX;
+    }
+    if (atime_delta > HD_N_ATIME_MAX) {
+        atime_delta = HD_N_ATIME_MAX;
+    }
+    return HD_N_BIT | (off >> 3)
+        | ((uint64_t)counter << HD_N_COUNTER_SHIFT)
+        | ((it_flags & ITEM_FETCHED) ? HD_N_FETCHED : 0)
+        | ((it_flags & ITEM_TOKEN_SENT) ? HD_N_TOKEN : 0)
+        | ((it_flags & ITEM_STALE) ? HD_N_STALE : 0)
+        | ((uint64_t)(epoch & HD_N_EPOCH_MASK) << HD_N_EPOCH_SHIFT)
+        | ((uint64_t)atime_delta << HD_N_ATIME_SHIFT);
+}
+
+static inline uint64_t hd_n_offset(uint64_t loc)
+{
+    return (loc & (((uint64_t)1 << HD_N_OFF_BITS) - 1)) << 3;
+}
+
+static inline uint32_t hd_n_counter(uint64_t loc)
+{
+    return (uint32_t)(loc >> HD_N_COUNTER_SHIFT) & HD_N_COUNTER_MAX;
+}
+
+static inline uint64_t hd_n_set_counter(uint64_t loc, uint32_t counter)
+{
+    if (counter > HD_N_COUNTER_MAX) {
+        counter = HD_N_COUNTER_MAX;
+    }
+    return (loc & ~((uint64_t)HD_N_COUNTER_MAX << HD_N_COUNTER_SHIFT))
+        | ((uint64_t)counter << HD_N_COUNTER_SHIFT);
+}
+
+static inline bool hd_n_ref(uint64_t loc)
+{
+    return (loc & HD_N_REF) != 0;
+}
+
+static inline uint64_t hd_n_set_ref(uint64_t loc, bool ref)
+{
+    return ref ? loc | HD_N_REF : loc & ~HD_N_REF;
+}
+
+/* The word's flags as it_flags bits. */
+static inline uint16_t hd_n_flags(uint64_t loc)
+{
+    return (uint16_t)(((loc & HD_N_FETCHED) ? ITEM_FETCHED : 0)
+                      | ((loc & HD_N_TOKEN) ? ITEM_TOKEN_SENT : 0)
+                      | ((loc & HD_N_STALE) ? ITEM_STALE : 0));
+}
+
+static inline uint64_t hd_n_set_flags(uint64_t loc, uint16_t it_flags)
+{
+    loc &= ~(HD_N_FETCHED | HD_N_TOKEN | HD_N_STALE);
+    return loc | ((it_flags & ITEM_FETCHED) ? HD_N_FETCHED : 0)
+        | ((it_flags & ITEM_TOKEN_SENT) ? HD_N_TOKEN : 0)
+        | ((it_flags & ITEM_STALE) ? HD_N_STALE : 0);
+}
+
+static inline uint32_t hd_n_epoch(uint64_t loc)
+{
+    return (uint32_t)(loc >> HD_N_EPOCH_SHIFT) & HD_N_EPOCH_MASK;
+}
+
+static inline uint64_t hd_n_set_epoch(uint64_t loc, uint32_t epoch)
+{
+    return (loc & ~((uint64_t)HD_N_EPOCH_MASK << HD_N_EPOCH_SHIFT))
+        | ((uint64_t)(epoch & HD_N_EPOCH_MASK) << HD_N_EPOCH_SHIFT);
+}
+
+static inline uint32_t hd_n_atime(uint64_t loc)
+{
+    return (uint32_t)(loc >> HD_N_ATIME_SHIFT) & HD_N_ATIME_MAX;
+}
+
+/* Record an access at `now` for an item whose header time is `base`. */
+static inline uint64_t hd_n_set_atime(uint64_t loc, rel_time_t base,
+                                      rel_time_t now)
+{
+    uint32_t delta = now > base ? now - base : 0;
+    if (delta > HD_N_ATIME_MAX) {
+        delta = HD_N_ATIME_MAX;
+    }
+    return (loc & ~((uint64_t)HD_N_ATIME_MAX << HD_N_ATIME_SHIFT))
+        | ((uint64_t)delta << HD_N_ATIME_SHIFT);
+}
+
 /* hashpower_init 0 means HD_HASHPOWER_DEFAULT. */
 void assoc_init(int hashpower_init);
 void assoc_destroy(void);
 
-/* Lookup; NULL when absent.  Caller holds item_lock(hv). */
+/* Lookup of a D item; NULL when the key is absent or lives in the N-zone
+ * (N candidates are skipped unread).  Caller holds item_lock(hv). */
 item *assoc_find(const char *key, size_t nkey, uint64_t hv);
+/* Lookup in both zones: the key's location word, or NULL.  An N candidate
+ * whose signature matches is confirmed by reading its probe (header, key,
+ * up to a line boundary) into *probe, which the caller may then use to
+ * read the rest of the item without reading a line twice; probe may be
+ * NULL.  The pointer is valid while the caller holds item_lock(hv). */
+uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
+                         struct nitem_probe *probe);
+/* The location word of the N item at offset off, found without reading
+ * NVM (CLOCK, writes through snapshots); NULL if no slot points there. */
+uint64_t *assoc_find_noff(uint64_t hv, uint64_t off);
+/* The location word pointing at the D item it (no key compare). */
+uint64_t *assoc_find_item(const item *it, uint64_t hv);
 /* Add an item whose key is not in the index; 1 = ok, 0 = out of memory
  * (no overflow bucket could be had).  Caller holds item_lock(hv). */
 int assoc_insert(item *it, uint64_t hv);
+/* The same for any location word (an N item). */
+int assoc_insert_loc(uint64_t loc, uint64_t hv);
 /* Remove the key.  Caller holds item_lock(hv). */
 void assoc_delete(const char *key, size_t nkey, uint64_t hv);
 /* Point old_it's descriptor at new_it (same key); false if old_it is not
  * indexed.  Caller holds item_lock(hv). */
 bool assoc_replace(item *old_it, item *new_it, uint64_t hv);
+/* Remove the slot whose location word is *locp (from assoc_find_loc,
+ * _noff or _item).  Caller holds item_lock(hv). */
+void assoc_delete_loc(uint64_t *locp, uint64_t hv);
+
+/* Visit every location word, bucket by bucket, each bucket under its item
+ * lock (the visitor may rewrite the word, not remove the slot).  Growth
+ * waits while a walk runs.  Must be called without item locks (the decay
+ * walker of the tier thread). */
+typedef void (*assoc_visit_fn)(uint64_t *locp, void *arg);
+void assoc_walk(assoc_visit_fn visit, void *arg);
 
 /* Growth.  The thread sleeps until an insert pushes the load past
  * HD_GROW_LOAD, then migrates buckets one stripe at a time while workers

@@ -1,53 +1,90 @@
 /*
- * items.c: the item API of items.h, zone-agnostic.
+ * items.c: the item API of items.h, zone-agnostic, and the tiered storage
+ * engine behind it (HMCached sections 3.1-3.4; DESIGN sections 2, 5, 7, 9).
  *
- * Owns: item allocation with eviction, reference counting, linking into
- * the index (hash_desc.c) and the replacement queues (items_mq.c), lazy
+ * Owns: item allocation with eviction or demotion, reference counting,
+ * linking into the index (hash_desc.c) and the replacement queues
+ * (items_mq.c, D items) or the N-zone (slabs_tier.c, clock_nvm.c), lazy
  * expiry and flush, cas ids, the store/arith/delete/touch semantics of
- * memcached 1.6.18, `stats`/`stats items`/`stats sizes`/cachedump output,
- * and start-up/shutdown of the storage threads.
+ * memcached 1.6.18 whichever zone holds the key, DRAM snapshots of N items,
+ * placement of new versions, promotion N->D and demotion D->N, the
+ * migrate.c engine callbacks and the tier thread, `stats`/`stats items`/
+ * `stats sizes`/`stats tier`/cachedump output, and start-up/shutdown of
+ * the storage threads.
  *
  * Locks:
  *   - item_lock(hv) (thread.c) guards an item's metadata (it_flags,
- *     exptime, counter, cas, time) while it is linked, and its index
- *     bucket.  All do_* functions expect it held.
- *   - the MQ class lock (items_mq.c) is taken inside item locks.
+ *     exptime, counter, cas, time) while it is linked, its index bucket,
+ *     and for an N item its location word (hot metadata) and its chunk's
+ *     bytes.  All do_* functions expect it held.  Code holding one item
+ *     lock only ever trylocks others (MQ victims, CLOCK candidates).
+ *   - the MQ class lock (items_mq.c), the CLOCK hand lock (clock_nvm.c),
+ *     the tier lock (slabs_tier.c) and the slabs lock are taken inside
+ *     item locks, in that order.
  *   - sizes_lock guards the `stats sizes` histogram (leaf).
  *   - refcount is atomic: alloc returns 1 for the caller, linking adds one
  *     for the index, unlinking drops it; the chunk goes back to its slab
  *     class when the count reaches 0, so replies still being written keep
- *     their item through deletes and evictions.
+ *     their item through deletes, evictions and demotions.  N items have no
+ *     reference count: a reader gets a malloc'd DRAM snapshot (ITEM_HEAP)
+ *     made under the item lock, so an N chunk can be freed whenever its
+ *     item lock is held.
  *   - counters here are relaxed atomics: no lock on the request path.
+ *   - tier_lock_thread guards the tier thread's start/stop state.
  *
  * Per-thread command counters (cas_*, incr/decr_hits, delete_*) are the
  * protocol layer's: it sees the outcome and the item.  Only get_expired and
- * get_flushed are counted here, where expiry is discovered.
+ * get_flushed are counted here, where expiry is discovered, and, with
+ * tiers, tier_requests (every storage request) and the zone hits
+ * (migrate_count_request).
  *
  * Fields written outside the item lock's protection from readers that use
  * only a class lock (exptime by touch, read by cachedump) use relaxed
  * atomic builtins; so do reads of the flush settings written by flush_all.
+ *
+ * Where this deliberately differs from the paper (doc/tiering.md):
+ *   - one index for both zones: an N item's descriptor is its slot's
+ *     location word; there is no second table and no backward pointer;
+ *   - new keys go to the D-zone while their class has room
+ *     (tier_placement=dram_first, the default; the paper's rule is
+ *     tier_placement=nvm), and a new version of a key held in D stays in D;
+ *   - a promotion never waits in the request: tier_promote=sync promotes
+ *     inline only into a free D chunk, otherwise the key is queued;
+ *   - when the N-zone cannot take a new value at all (its class has no N
+ *     chunk and the zone no page left), it is stored in D, whatever the
+ *     policy (counted as n_fallbacks), rather than refused.
  */
 #include "items.h"
 
+#include "clock_nvm.h"
 #include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
+#include "migrate.h"
 #include "slabs.h"
+#include "slabs_tier.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ALLOC_TRIES 10           /* evictions tried before out of memory */
 #define SIZES_BUCKET 32          /* `stats sizes` granularity, as memcached */
 #define CACHEDUMP_MAX (2 * 1024 * 1024)
 #define COUNTER_MAX UINT16_MAX
+/* An epoch stamp this far behind has decayed to zero (migrate_decay): the
+ * walker rewrites it so that 3-bit stamps never wrap. */
+#define DECAY_STAMP_NORMALIZE 4
+#define TIER_TICK_BUSY_NS (1000 * 1000)
+#define TIER_TICK_IDLE_NS (10 * 1000 * 1000)
 
 typedef _Atomic uint64_t counter_t;
 
 struct class_counters {
-    counter_t curr_items;
+    counter_t curr_items;        /* both zones */
     counter_t curr_bytes;        /* ntotal of linked items (mem_requested) */
     counter_t evicted;
     counter_t evicted_nonzero;
@@ -60,11 +97,22 @@ struct class_counters {
     counter_t crawler_reclaimed;
     counter_t crawler_items_checked;
     counter_t direct_reclaims;
+    /* tiers */
+    counter_t n_items;           /* of curr_items, those in the N-zone */
+    counter_t promotions;
+    counter_t demotions;
+    counter_t d_evictions;
+    counter_t n_evictions;
+    counter_t n_fallbacks;       /* N-bound values the N-zone could not take */
 };
 
 static struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
 static counter_t total_items;
 static _Atomic uint64_t cas_id;
+
+/* True when the N-zone is in use (tier_enabled() and a zone was carved);
+ * set once by storage_init. */
+static bool tiering;
 
 static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *sizes_hist;     /* NULL = tracking disabled */
@@ -83,6 +131,51 @@ static void ctr_sub(counter_t *c, uint64_t n)
 static uint64_t ctr_get(counter_t *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* ---- heap items: snapshots of N items and staging buffers ----
+ * A heap item is an item header + key + value in malloc'd memory, preceded
+ * by where its N version lives, so that metadata the protocol changes on
+ * it can be written through to the real item. */
+
+struct heap_meta {
+    uint64_t noff;               /* N offset of its version; HEAP_NO_OFF */
+    uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
+    uint32_t pad_;
+};
+#define HEAP_NO_OFF UINT64_MAX
+
+/* Snapshots alive per N item, hashed by offset: the N-zone's analogue of a
+ * D item's reference count, read only where memcached's behaviour depends
+ * on whether a reply still holds the item (in-place incr).  A collision
+ * can only make an item look shared. */
+#define N_READER_SLOTS 4096
+static _Atomic uint32_t n_readers[N_READER_SLOTS];
+
+static unsigned int reader_slot(uint64_t noff)
+{
+    return (unsigned int)((noff >> 3) * 0x9E3779B97F4A7C15ULL >> 52);
+}
+
+static struct heap_meta *heap_meta(item *it)
+{
+    return (struct heap_meta *)it - 1;
+}
+
+static item *heap_alloc(size_t ntotal)
+{
+    struct heap_meta *m = malloc(sizeof(*m) + ntotal);
+    if (m == NULL) {
+        return NULL;
+    }
+    m->noff = HEAP_NO_OFF;
+    m->reader = 0;
+    return (item *)(m + 1);
+}
+
+static bool is_heap(const item *it)
+{
+    return (it->it_flags & ITEM_HEAP) != 0;
 }
 
 /* ---- references ---- */
@@ -106,6 +199,15 @@ static uint16_t refcount_get(item *it)
 
 static void item_free(item *it)
 {
+    if (is_heap(it)) {
+        struct heap_meta *m = heap_meta(it);
+        if (m->reader != 0) {
+            atomic_fetch_sub_explicit(&n_readers[m->reader - 1], 1,
+                                      memory_order_relaxed);
+        }
+        free(m);
+        return;
+    }
     size_t ntotal = ITEM_ntotal(it);
     unsigned int clsid = it->slabs_clsid;
     it->it_flags = 0;
@@ -131,16 +233,15 @@ static void store_exptime(item *it, rel_time_t exptime)
     __atomic_store_n(&it->exptime, exptime, __ATOMIC_RELAXED);
 }
 
-static bool item_is_expired(const item *it)
+static bool exptime_passed(rel_time_t exptime)
 {
-    rel_time_t exptime = load_exptime(it);
     return exptime != 0 && exptime <= current_time;
 }
 
 /* flush_all sets oldest_live (and, with cas, oldest_cas): once oldest_live
  * has passed, items last stored/bumped at or before it are invalid, and so
  * are items whose cas predates the flush (stored in the flush's second). */
-static bool item_is_flushed(const item *it)
+static bool flushed_at(rel_time_t time, uint64_t cas)
 {
     rel_time_t oldest_live = __atomic_load_n(&settings.oldest_live,
                                              __ATOMIC_RELAXED);
@@ -149,13 +250,39 @@ static bool item_is_flushed(const item *it)
     }
     uint64_t oldest_cas = __atomic_load_n(&settings.oldest_cas,
                                           __ATOMIC_RELAXED);
-    return it->time <= oldest_live
-        || (oldest_cas != 0 && it->cas != 0 && it->cas < oldest_cas);
+    return time <= oldest_live
+        || (oldest_cas != 0 && cas != 0 && cas < oldest_cas);
+}
+
+static bool item_is_expired(const item *it)
+{
+    return exptime_passed(load_exptime(it));
+}
+
+static bool item_is_flushed(const item *it)
+{
+    return flushed_at(it->time, it->cas);
 }
 
 static bool item_is_dead(const item *it)
 {
     return item_is_expired(it) || item_is_flushed(it);
+}
+
+/* An N item's last access: the header's time plus the word's delta. */
+static rel_time_t n_last_access(const nitem_hdr *h, uint64_t loc)
+{
+    return h->time + hd_n_atime(loc);
+}
+
+static bool n_is_flushed(const nitem_hdr *h, uint64_t loc)
+{
+    return flushed_at(n_last_access(h, loc), h->cas);
+}
+
+static bool n_is_dead(const nitem_hdr *h, uint64_t loc)
+{
+    return exptime_passed(h->exptime) || n_is_flushed(h, loc);
 }
 
 uint64_t get_cas_id(void)
@@ -186,11 +313,10 @@ void items_flush(int64_t delay)
 
 /* ---- stats sizes histogram ---- */
 
-static void sizes_account(const item *it, bool add)
+static void sizes_account(size_t ntotal, bool add)
 {
     pthread_mutex_lock(&sizes_lock);
     if (sizes_hist != NULL) {
-        size_t ntotal = ITEM_ntotal(it);
         size_t bucket = (ntotal + SIZES_BUCKET - 1) / SIZES_BUCKET;
         if (bucket < sizes_nbuckets) {
             if (add) {
@@ -246,6 +372,76 @@ void item_stats_sizes(ADD_STAT add_stats, void *c)
     pthread_mutex_unlock(&sizes_lock);
 }
 
+/* Count a linked item in or out of the totals (both zones). */
+static inline void account_item(unsigned int clsid, size_t ntotal, bool in_nvm,
+                         bool add)
+{
+    struct class_counters *cc = &ccount[clsid];
+    if (add) {
+        ctr_add(&cc->curr_items, 1);
+        ctr_add(&cc->curr_bytes, ntotal);
+        if (in_nvm) {
+            ctr_add(&cc->n_items, 1);
+        }
+    } else {
+        ctr_sub(&cc->curr_items, 1);
+        ctr_sub(&cc->curr_bytes, ntotal);
+        if (in_nvm) {
+            ctr_sub(&cc->n_items, 1);
+        }
+    }
+    if (settings.track_sizes) {
+        sizes_account(ntotal, add);
+    }
+}
+
+/* ---- hotness (migrate.c arithmetic on our fields) ---- */
+
+/* Count one access to a D item: lazy decay from its epoch stamp, then +1. */
+static void count_access(item *it)
+{
+    if (tiering) {
+        uint32_t epoch = migrate_epoch();
+        uint32_t c = migrate_decay(it->counter, (epoch - it->epoch) & 7);
+        it->counter = (uint16_t)migrate_counter_bump(c, COUNTER_MAX);
+        it->epoch = (uint8_t)(epoch & 7);
+    } else if (it->counter < COUNTER_MAX) {
+        it->counter++;
+    }
+}
+
+/* Should an N item whose counter just became `counter` move to D? */
+static bool wants_promotion(unsigned int clsid, uint32_t counter)
+{
+    switch (settings.tier_policy) {
+    case TIER_POLICY_HMCACHED:
+        return counter > migrate_threshold(clsid);
+    case TIER_POLICY_TLC:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Record a hit on the N item of *locp (header time `base`): counter, CLOCK
+ * bit, fetched flag, last access.  Returns whether it is now hot enough to
+ * be promoted. */
+static bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
+{
+    uint64_t loc = *locp;
+    uint32_t epoch = migrate_epoch();
+    uint32_t c = migrate_decay(hd_n_counter(loc),
+                               (epoch - hd_n_epoch(loc)) & 7);
+    c = migrate_counter_bump(c, HD_N_COUNTER_MAX);
+    loc = hd_n_set_counter(loc, c);
+    loc = hd_n_set_epoch(loc, epoch);
+    loc = hd_n_set_ref(loc, true);
+    loc = hd_n_set_flags(loc, hd_n_flags(loc) | ITEM_FETCHED);
+    loc = hd_n_set_atime(loc, base, current_time);
+    *locp = loc;
+    return wants_promotion(clsid, c);
+}
+
 /* ---- allocation ---- */
 
 static size_t item_make_ntotal(size_t nkey, int nbytes)
@@ -290,27 +486,171 @@ static void count_victim(const item *it, bool dead)
     if (it->it_flags & ITEM_ACTIVE) {
         ctr_add(&cc->evicted_active, 1);
     }
+    ctr_add(&cc->d_evictions, 1);
 }
 
-/* Free one chunk of class id: reclaim a dead item or (if allowed) evict
- * the MQ victim.  False when nothing could be freed. */
+/* Does the policy move MQ victims to the N-zone? */
+static bool policy_demotes(void)
+{
+    return tiering && (settings.tier_policy == TIER_POLICY_HMCACHED
+                       || settings.tier_policy == TIER_POLICY_TLC);
+}
+
+/* An N chunk of class id: a free one, else one the CLOCK frees (evicting
+ * only when may_evict). */
+static bool n_chunk(unsigned int id, bool may_evict, uint64_t *off)
+{
+    return slabs_tier_alloc(id, off) || clock_nvm_reclaim(id, may_evict, off);
+}
+
+static void nitem_hdr_from(nitem_hdr *h, const item *it, uint64_t hv)
+{
+    memset(h, 0, sizeof(*h));
+    h->hv = hv;
+    h->time = it->time;
+    h->exptime = load_exptime(it);
+    h->nbytes = it->nbytes;
+    h->nkey = it->nkey;
+    h->clsid = it->slabs_clsid;
+    h->flags = it->it_flags & ITEM_KEY_BINARY;
+    h->cas = it->cas;
+    h->client_flags = it->client_flags;
+}
+
+/* Write it (a D item or a staging buffer) to the N chunk at off. */
+static void write_to_nvm(const item *it, uint64_t hv, uint64_t off)
+{
+    nitem_hdr h;
+    nitem_hdr_from(&h, it, hv);
+    nitem_write(off, &h, ITEM_key(it), (size_t)it->nkey + 1 + it->nbytes);
+}
+
+/* Demotion D->N of the MQ victim (its item lock held, pinned): write it to
+ * an N chunk and point its slot there, carrying its hot metadata.  The
+ * DRAM copy leaves the index; readers holding it finish with it and the
+ * victim's pin keeps it until the caller drops that. */
+static bool demote(item *victim, uint64_t hv, bool may_evict)
+{
+    unsigned int id = victim->slabs_clsid;
+    uint64_t off;
+    if (!n_chunk(id, may_evict, &off)) {
+        return false;
+    }
+    uint64_t *locp = assoc_find_item(victim, hv);
+    if (locp == NULL) {
+        slabs_tier_free(off);
+        return false;
+    }
+    write_to_nvm(victim, hv, off);
+    *locp = hd_n_make(off, victim->counter, victim->it_flags, victim->epoch,
+                      0);
+    victim->it_flags &= ~ITEM_LINKED;
+    mq_unlink(victim);
+    struct class_counters *cc = &ccount[id];
+    ctr_add(&cc->n_items, 1);
+    ctr_add(&cc->demotions, 1);
+    item_remove(victim);        /* the index's reference */
+    return true;
+}
+
+/* Free one D chunk of class id: reclaim a dead item, demote the MQ victim
+ * (policies that migrate) or, if allowed, evict it.  False when nothing
+ * could be freed. */
 static bool make_room(unsigned int id, bool may_evict)
 {
     uint64_t hv;
-    item *victim = mq_pick_victim(id, may_evict ? NULL : accept_dead, NULL,
+    bool demotes = policy_demotes();
+    /* Under -M a victim may still move to the N-zone if that needs no
+     * eviction there. */
+    bool take_any = may_evict || (demotes && slabs_tier_can_alloc(id));
+    item *victim = mq_pick_victim(id, take_any ? NULL : accept_dead, NULL,
                                   &hv);
     if (victim == NULL) {
         return false;
     }
-    count_victim(victim, item_is_dead(victim));
-    do_item_unlink(victim, hv);
+    bool dead = item_is_dead(victim);
+    bool freed = true;
+    if (!dead && demotes && demote(victim, hv, may_evict)) {
+        /* moved, not freed from the cache */
+    } else if (!dead && !may_evict) {
+        freed = false;          /* the N-zone filled up meanwhile */
+    } else {
+        count_victim(victim, dead);
+        do_item_unlink(victim, hv);
+    }
     item_unlock(hv);
     item_remove(victim);        /* drops the pin; the chunk is freed */
-    return true;
+    return freed;
 }
 
-item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes)
+/* A D chunk of class id for ntotal bytes, making room as allowed. */
+static item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
+{
+    item *it = NULL;
+    for (int tries = 0; tries < ALLOC_TRIES; tries++) {
+        it = slabs_alloc(ntotal, id);
+        if (it != NULL || !make_room(id, may_evict)) {
+            break;
+        }
+    }
+    return it;
+}
+
+/* Where a new version of a key goes. */
+enum placement {
+    PLACE_PROBE,                 /* look the key up first */
+    PLACE_D,                     /* the key lives in D: it stays there */
+    PLACE_POLICY                 /* the key is not in D: the policy says */
+};
+
+static bool key_in_dram(const char *key, size_t nkey)
+{
+    uint64_t hv = hash_key(key, nkey);
+    item_lock(hv);
+    bool in_d = assoc_find(key, nkey, hv) != NULL;
+    item_unlock(hv);
+    return in_d;
+}
+
+/* HM-UNI: a key's zone in proportion to the zones' capacities. */
+static bool uni_places_in_nvm(const char *key, size_t nkey)
+{
+    struct slabs_tier_totals tt;
+    slabs_tier_get_totals(&tt);
+    uint64_t d = settings.maxbytes;
+    uint64_t total = d + tt.zone_limit;
+    return total != 0 && hash_key(key, nkey) % total >= d;
+}
+
+/* Decide the zone of a new version (tiering).  Returns true for the
+ * N-zone; false for D, with *chunk set when a free D chunk was taken. */
+static bool places_in_nvm(const char *key, size_t nkey, unsigned int id,
+                          size_t ntotal, enum placement where, item **chunk)
+{
+    switch (settings.tier_policy) {
+    case TIER_POLICY_NVM:
+        return true;
+    case TIER_POLICY_UNI:
+        return uni_places_in_nvm(key, nkey);
+    default:
+        break;
+    }
+    if (where == PLACE_PROBE) {
+        where = key_in_dram(key, nkey) ? PLACE_D : PLACE_POLICY;
+    }
+    if (where == PLACE_D) {
+        return false;
+    }
+    if (settings.tier_placement == TIER_PLACE_NVM) {
+        return true;
+    }
+    *chunk = slabs_alloc(ntotal, id);
+    return *chunk == NULL;
+}
+
+static item *do_item_alloc(const char *key, size_t nkey,
+                           client_flags_t flags, rel_time_t exptime,
+                           int nbytes, enum placement where)
 {
     if (!item_size_ok(nkey, flags, nbytes)) {
         return NULL;
@@ -318,12 +658,14 @@ item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
     size_t ntotal = item_make_ntotal(nkey, nbytes);
     unsigned int id = slabs_clsid(ntotal);
     item *it = NULL;
+    uint16_t it_flags = 0;
 
-    for (int tries = 0; tries < ALLOC_TRIES; tries++) {
-        it = slabs_alloc(ntotal, id);
-        if (it != NULL || !make_room(id, settings.evict_to_free != 0)) {
-            break;
-        }
+    if (tiering && places_in_nvm(key, nkey, id, ntotal, where, &it)) {
+        /* Filled by the caller in DRAM, written to NVM when linked. */
+        it = heap_alloc(ntotal);
+        it_flags = ITEM_HEAP;
+    } else if (it == NULL && (it = slabs_alloc(ntotal, id)) == NULL) {
+        it = d_chunk(id, ntotal, settings.evict_to_free != 0);
     }
     if (it == NULL) {
         ctr_add(&ccount[id].outofmemory, 1);
@@ -336,72 +678,405 @@ item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
     it->nbytes = (uint32_t)nbytes;
     it->client_flags = flags;
     atomic_store_explicit(&it->refcount, 1, memory_order_relaxed);
-    it->it_flags = 0;
+    it->it_flags = it_flags;
     it->counter = 0;
     it->slabs_clsid = (uint8_t)id;
     it->nkey = (uint8_t)nkey;
     it->mq_level = 0;
+    it->epoch = tiering ? (uint8_t)(migrate_epoch() & 7) : 0;
     memcpy(ITEM_key(it), key, nkey);
     ITEM_key(it)[nkey] = '\0';
     return it;
 }
 
+item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
+                 rel_time_t exptime, int nbytes)
+{
+    return do_item_alloc(key, nkey, flags, exptime, nbytes, PLACE_PROBE);
+}
+
+/* A new version of old_it's key, allocated with old_it's item lock held:
+ * no probe (old_it says where the key lives). */
+static item *alloc_version(const item *old_it, client_flags_t flags,
+                           rel_time_t exptime, int nbytes)
+{
+    return do_item_alloc(ITEM_key(old_it), old_it->nkey, flags, exptime,
+                         nbytes, is_heap(old_it) ? PLACE_POLICY : PLACE_D);
+}
+
 /* ---- link / unlink ---- */
 
-static void count_access(item *it)
+static bool do_link_d(item *it, uint64_t hv)
 {
-    if (it->counter < COUNTER_MAX) {
-        it->counter++;
+    it->it_flags |= ITEM_LINKED;
+    if (!assoc_insert(it, hv)) {
+        it->it_flags &= ~ITEM_LINKED;
+        return false;
     }
+    refcount_incr(it);
+    account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
+    ctr_add(&total_items, 1);
+    mq_link(it);
+    return true;
+}
+
+/* Store the staging buffer `it` in the N-zone. */
+static bool do_link_n(item *it, uint64_t hv)
+{
+    uint64_t off;
+    if (!n_chunk(it->slabs_clsid, settings.evict_to_free != 0, &off)) {
+        return false;
+    }
+    write_to_nvm(it, hv, off);
+    uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
+    if (!assoc_insert_loc(loc, hv)) {
+        slabs_tier_free(off);
+        return false;
+    }
+    heap_meta(it)->noff = off;
+    account_item(it->slabs_clsid, ITEM_ntotal(it), true, true);
+    ctr_add(&total_items, 1);
+    return true;
+}
+
+/* The N-zone could not take the staging buffer `it`: store a D copy. */
+static bool do_link_fallback(item *it, uint64_t hv)
+{
+    size_t ntotal = ITEM_ntotal(it);
+    item *d = d_chunk(it->slabs_clsid, ntotal, settings.evict_to_free != 0);
+    if (d == NULL) {
+        return false;
+    }
+    memcpy(d, it, ntotal);
+    d->it_flags = it->it_flags & ~ITEM_HEAP;
+    atomic_store_explicit(&d->refcount, 0, memory_order_relaxed);
+    if (!do_link_d(d, hv)) {
+        slabs_free(d, ntotal, d->slabs_clsid);
+        return false;
+    }
+    return true;
 }
 
 /* Link a fresh item under its key (item lock held).  Linking is a store,
  * so it counts as an access. */
 static bool do_item_link(item *it, uint64_t hv)
 {
-    it->it_flags |= ITEM_LINKED;
     it->time = current_time;
     it->cas = get_cas_id();
     count_access(it);
-    if (!assoc_insert(it, hv)) {
-        it->it_flags &= ~ITEM_LINKED;
-        return false;
+    if (!is_heap(it)) {
+        return do_link_d(it, hv);
     }
-    refcount_incr(it);
-    struct class_counters *cc = &ccount[it->slabs_clsid];
-    ctr_add(&cc->curr_items, 1);
-    ctr_add(&cc->curr_bytes, ITEM_ntotal(it));
-    ctr_add(&total_items, 1);
-    if (settings.track_sizes) {
-        sizes_account(it, true);
+    if (do_link_n(it, hv)) {
+        return true;
     }
-    mq_link(it);
-    return true;
+    ctr_add(&ccount[it->slabs_clsid].n_fallbacks, 1);
+    return do_link_fallback(it, hv);
 }
 
-void do_item_unlink(item *it, uint64_t hv)
+/* Remove the N item of *locp from the index and the totals; its chunk is
+ * left to the caller. */
+static void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
+                             size_t ntotal)
+{
+    assoc_delete_loc(locp, hv);
+    account_item(clsid, ntotal, true, false);
+}
+
+static void do_unlink_d(item *it, uint64_t hv)
 {
     if ((it->it_flags & ITEM_LINKED) == 0) {
         return;
     }
     it->it_flags &= ~ITEM_LINKED;
-    struct class_counters *cc = &ccount[it->slabs_clsid];
-    ctr_sub(&cc->curr_items, 1);
-    ctr_sub(&cc->curr_bytes, ITEM_ntotal(it));
-    if (settings.track_sizes) {
-        sizes_account(it, false);
+    account_item(it->slabs_clsid, ITEM_ntotal(it), false, false);
+    uint64_t *locp = assoc_find_item(it, hv);
+    if (locp != NULL) {
+        assoc_delete_loc(locp, hv);
     }
-    assoc_delete(ITEM_key(it), it->nkey, hv);
     mq_unlink(it);
     item_remove(it);            /* the index's reference */
+}
+
+/* The stored item that `it` (a referenced D item, a snapshot or a stored
+ * staging buffer) stands for, if it is still the key's current version:
+ * *d for a D item, *locp for an N item.  The same item, the same N chunk,
+ * or, after a migration, the same non-zero cas. */
+enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
+
+static enum version_zone find_version(item *it, uint64_t hv, item **d,
+                                      uint64_t **locp)
+{
+    if (!is_heap(it) && (it->it_flags & ITEM_LINKED)) {
+        *d = it;
+        return VERSION_D;
+    }
+    if (is_heap(it) && heap_meta(it)->noff != HEAP_NO_OFF) {
+        *locp = assoc_find_noff(hv, heap_meta(it)->noff);
+        if (*locp != NULL) {
+            return VERSION_N;
+        }
+    }
+    if (!tiering || it->cas == 0) {
+        return VERSION_GONE;
+    }
+    struct nitem_probe p;
+    uint64_t *l = assoc_find_loc(ITEM_key(it), it->nkey, hv, &p);
+    if (l == NULL) {
+        return VERSION_GONE;
+    }
+    if (hd_loc_is_n(*l)) {
+        *locp = l;
+        return p.u.hdr.cas == it->cas ? VERSION_N : VERSION_GONE;
+    }
+    *d = hd_loc_to_item(*l);
+    return (*d)->cas == it->cas ? VERSION_D : VERSION_GONE;
+}
+
+void do_item_unlink(item *it, uint64_t hv)
+{
+    if (!is_heap(it)) {
+        do_unlink_d(it, hv);
+        return;
+    }
+    item *d;
+    uint64_t *locp;
+    switch (find_version(it, hv, &d, &locp)) {
+    case VERSION_D:
+        do_unlink_d(d, hv);
+        break;
+    case VERSION_N: {
+        uint64_t off = hd_n_offset(*locp);
+        do_unlink_n_slot(locp, hv, it->slabs_clsid, ITEM_ntotal(it));
+        slabs_tier_free(off);
+        heap_meta(it)->noff = HEAP_NO_OFF;
+        break;
+    }
+    case VERSION_GONE:
+        break;
+    }
 }
 
 /* new_it takes old_it's place; it inherits the key's hotness. */
 static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
 {
     new_it->counter = old_it->counter;
+    new_it->epoch = old_it->epoch;
     do_item_unlink(old_it, hv);
     return do_item_link(new_it, hv);
+}
+
+/* ---- metadata setters (items.h) ---- */
+
+void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
+{
+    store_exptime(it, exptime);
+    if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        return;
+    }
+    item *d;
+    uint64_t *locp;
+    switch (find_version(it, hv, &d, &locp)) {
+    case VERSION_D:
+        store_exptime(d, exptime);
+        break;
+    case VERSION_N:
+        nitem_write_exptime(hd_n_offset(*locp), exptime);
+        break;
+    case VERSION_GONE:
+        break;
+    }
+}
+
+void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
+{
+    it->it_flags = (uint16_t)((it->it_flags | set) & ~clear);
+    if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        return;
+    }
+    item *d;
+    uint64_t *locp;
+    switch (find_version(it, hv, &d, &locp)) {
+    case VERSION_D:
+        d->it_flags = (uint16_t)((d->it_flags | set) & ~clear);
+        break;
+    case VERSION_N: {
+        uint16_t f = (uint16_t)((hd_n_flags(*locp) | set) & ~clear);
+        *locp = hd_n_set_flags(*locp, f);
+        break;
+    }
+    case VERSION_GONE:
+        break;
+    }
+}
+
+void item_set_flags(item *it, uint16_t set, uint16_t clear)
+{
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    item_lock(hv);
+    do_item_set_flags(it, hv, set, clear);
+    item_unlock(hv);
+}
+
+void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
+{
+    uint64_t old = it->cas;
+    it->cas = cas;
+    if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        return;
+    }
+    item *d;
+    uint64_t *locp;
+    /* find the version by the cas it had */
+    it->cas = old;
+    enum version_zone z = find_version(it, hv, &d, &locp);
+    it->cas = cas;
+    switch (z) {
+    case VERSION_D:
+        d->cas = cas;
+        break;
+    case VERSION_N:
+        nitem_write_cas(hd_n_offset(*locp), cas);
+        break;
+    case VERSION_GONE:
+        break;
+    }
+}
+
+/* ---- promotion N->D ---- */
+
+/* A DRAM snapshot of the N item probed at *locp (item lock held). */
+static item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    item *it = heap_alloc(item_make_ntotal(h->nkey, (int)h->nbytes));
+    if (it == NULL) {
+        return NULL;
+    }
+    unsigned int slot = reader_slot(p->off);
+    heap_meta(it)->noff = p->off;
+    heap_meta(it)->reader = slot + 1;
+    atomic_fetch_add_explicit(&n_readers[slot], 1, memory_order_relaxed);
+    it->next = it->prev = NULL;
+    it->cas = h->cas;
+    it->time = n_last_access(h, loc);
+    it->exptime = h->exptime;
+    it->nbytes = h->nbytes;
+    it->client_flags = h->client_flags;
+    atomic_store_explicit(&it->refcount, 1, memory_order_relaxed);
+    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
+                              | (h->flags & ITEM_KEY_BINARY));
+    it->counter = (uint16_t)hd_n_counter(loc);
+    it->slabs_clsid = h->clsid;
+    it->nkey = h->nkey;
+    it->mq_level = 0;
+    it->epoch = (uint8_t)hd_n_epoch(loc);
+    nitem_read_body(p, ITEM_key(it));
+    return it;
+}
+
+/* Move the N item of *locp, whose snapshot is snap, into the D chunk d
+ * (item lock held): switch the slot, free the N chunk. */
+static void do_promote(uint64_t *locp, item *snap, item *d)
+{
+    size_t ntotal = ITEM_ntotal(snap);
+    uint64_t off = hd_n_offset(*locp);
+    unsigned int id = snap->slabs_clsid;
+    uint64_t lines = nitem_lines(off, nitem_ntotal(snap->nkey,
+                                                   snap->nbytes));
+    memcpy(d, snap, ntotal);
+    d->next = d->prev = NULL;
+    d->it_flags = (uint16_t)((snap->it_flags & ~ITEM_HEAP) | ITEM_LINKED);
+    atomic_store_explicit(&d->refcount, 1, memory_order_relaxed);
+    d->mq_level = 0;
+    /* the counter is the slot's at this access, already decayed */
+    d->counter = (uint16_t)hd_n_counter(*locp);
+    d->epoch = (uint8_t)hd_n_epoch(*locp);
+    *locp = hd_loc_from_item(d);
+    slabs_tier_free(off);
+    heap_meta(snap)->noff = HEAP_NO_OFF;
+    mq_link(d);
+    struct class_counters *cc = &ccount[id];
+    ctr_sub(&cc->n_items, 1);
+    ctr_add(&cc->promotions, 1);
+    migrate_count_promotion(id, lines);
+}
+
+/* After a hit made the N item of *locp hot (snapshot snap): promote it now
+ * (tier_promote=sync, into a free D chunk only) or queue it. */
+static void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap)
+{
+    if (!settings.tier_promote_async) {
+        item *d = slabs_alloc(ITEM_ntotal(snap), snap->slabs_clsid);
+        if (d != NULL) {
+            do_promote(locp, snap, d);
+            return;
+        }
+    }
+    migrate_queue_promotion(hv, ITEM_key(snap), snap->nkey);
+}
+
+/* migrate_engine.promote: the tier thread drains the queue. */
+static bool engine_promote(uint64_t hv, const char *key, size_t nkey)
+{
+    struct nitem_probe p;
+    bool done = false;
+    item_lock(hv);
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, &p);
+    if (locp != NULL && hd_loc_is_n(*locp) && !n_is_dead(&p.u.hdr, *locp)) {
+        uint64_t loc = *locp;
+        uint32_t c = migrate_decay(hd_n_counter(loc),
+                                   (migrate_epoch() - hd_n_epoch(loc)) & 7);
+        if (wants_promotion(p.u.hdr.clsid, c)) {
+            item *snap = snapshot_make(&p, loc);
+            item *d = snap == NULL ? NULL
+                : d_chunk(snap->slabs_clsid, ITEM_ntotal(snap),
+                          settings.evict_to_free != 0);
+            if (d != NULL) {
+                do_promote(locp, snap, d);
+                done = true;
+            }
+            item_remove(snap);
+        }
+    }
+    item_unlock(hv);
+    return done;
+}
+
+static uint64_t engine_free_d_chunks(unsigned int clsid)
+{
+    return slabs_class_free_chunks(clsid, SLAB_ZONE_DRAM);
+}
+
+/* The decay walker: counters whose stamp is DECAY_STAMP_NORMALIZE epochs
+ * old are zero by now; rewrite them with a fresh stamp so that stamps never
+ * wrap.  Younger stamps are left alone (the lazy decay on access stays
+ * exact) but D items move to the queue their decayed counter calls for. */
+static void decay_visit(uint64_t *locp, void *arg)
+{
+    uint32_t epoch = *(const uint32_t *)arg;
+    uint64_t loc = *locp;
+    if (hd_loc_is_n(loc)) {
+        uint32_t e = (epoch - hd_n_epoch(loc)) & 7;
+        if (e >= DECAY_STAMP_NORMALIZE) {
+            loc = hd_n_set_counter(loc, migrate_decay(hd_n_counter(loc), e));
+            *locp = hd_n_set_epoch(loc, epoch);
+        }
+        return;
+    }
+    item *it = hd_loc_to_item(loc);
+    uint32_t e = (epoch - it->epoch) & 7;
+    uint32_t c = migrate_decay(it->counter, e);
+    if (e >= DECAY_STAMP_NORMALIZE) {
+        it->counter = (uint16_t)c;
+        it->epoch = (uint8_t)(epoch & 7);
+    }
+    mq_relevel(it, c);
+}
+
+static void engine_decay_walk(uint32_t epoch)
+{
+    assoc_walk(decay_visit, &epoch);
 }
 
 /* ---- lookup ---- */
@@ -420,16 +1095,72 @@ static void do_item_bump(item *it)
 /* The caller must hold item_lock(hv): see items.h. */
 void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
 {
-    do_item_bump(it);
+    if (!is_heap(it)) {
+        do_item_bump(it);
+        return;
+    }
+    if (heap_meta(it)->noff == HEAP_NO_OFF) {
+        return;
+    }
+    uint64_t *locp = assoc_find_noff(hv, heap_meta(it)->noff);
+    if (locp == NULL) {
+        return;
+    }
+    /* the header time is the snapshot's last access minus the delta */
+    rel_time_t base = it->time - hd_n_atime(*locp);
+    it->it_flags |= ITEM_FETCHED;
+    if (n_bump(locp, base, it->slabs_clsid)) {
+        promote_after_hit(locp, hv, it);
+    }
 }
+
+/* An N hit: check expiry, count, snapshot, maybe promote. */
+static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
+                           uint64_t hv, LIBEVENT_THREAD *t, bool do_update)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    if (n_is_dead(h, *locp)) {
+        bool flushed = n_is_flushed(h, *locp);
+        do_unlink_n_slot(locp, hv, h->clsid,
+                         item_make_ntotal(h->nkey, (int)h->nbytes));
+        slabs_tier_free(p->off);
+        if (t != NULL) {
+            if (flushed) {
+                STAT_INCR(t->stats.get_flushed);
+            } else {
+                STAT_INCR(t->stats.get_expired);
+            }
+        }
+        return NULL;
+    }
+    migrate_count_request(t, h->clsid, false);
+    bool hot = do_update && n_bump(locp, h->time, h->clsid);
+    item *snap = snapshot_make(p, *locp);
+    if (snap != NULL && hot) {
+        promote_after_hit(locp, hv, snap);
+    }
+    return snap;
+}
+
+/* The probe of the N item a lookup matched, per thread: used only
+ * between do_item_get's lookup and its snapshot, and kept off the stack so
+ * the D path's frame stays small. */
+static __thread struct nitem_probe get_probe;
 
 static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
                          LIBEVENT_THREAD *t, bool do_update)
 {
-    item *it = assoc_find(key, nkey, hv);
-    if (it == NULL) {
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, &get_probe);
+    if (tiering && t != NULL) {
+        STAT_INCR(t->stats.tier_requests);
+    }
+    if (locp == NULL) {
         return NULL;
     }
+    if (hd_loc_is_n(*locp)) {
+        return do_item_get_n(locp, &get_probe, hv, t, do_update);
+    }
+    item *it = hd_loc_to_item(*locp);
     refcount_incr(it);
     if (item_is_flushed(it)) {
         do_item_unlink(it, hv);
@@ -446,6 +1177,12 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
             STAT_INCR(t->stats.get_expired);
         }
         return NULL;
+    }
+    /* d_hits, even without an N-zone (every hit is then a D hit): the
+     * counter migrate_count_request(t, clsid, true) bumps, bumped inline
+     * to keep the DRAM-only path short */
+    if (t != NULL) {
+        STAT_INCR(t->stats.tier_d_hits[it->slabs_clsid]);
     }
     if (do_update) {
         do_item_bump(it);
@@ -478,7 +1215,7 @@ item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
     item_lock(hv);
     item *it = do_item_get(key, nkey, hv, t, DO_UPDATE);
     if (it != NULL) {
-        store_exptime(it, exptime);
+        do_item_set_exptime(it, hv, exptime);
     }
     item_unlock(hv);
     return it;
@@ -508,8 +1245,8 @@ static enum cas_result compare_cas(uint64_t cas_in, uint64_t current,
 static item *build_concatenation(item *old_it, item *it, enum store_cmd cmd)
 {
     int nbytes = (int)(old_it->nbytes + it->nbytes - 2);
-    item *new_it = item_alloc(ITEM_key(it), it->nkey, old_it->client_flags,
-                              load_exptime(old_it), nbytes);
+    item *new_it = alloc_version(old_it, old_it->client_flags,
+                                 load_exptime(old_it), nbytes);
     if (new_it == NULL) {
         return NULL;
     }
@@ -542,6 +1279,21 @@ static bool cas_allows_store(item *old_it, item *it, uint64_t cas_in,
     return true;
 }
 
+/* add on an existing key counts as a use of it (item lock held). */
+static void count_use(item *old_it, uint64_t hv)
+{
+    if (!is_heap(old_it)) {
+        count_access(old_it);
+        mq_bump(old_it);
+        return;
+    }
+    uint64_t *locp = heap_meta(old_it)->noff == HEAP_NO_OFF ? NULL
+        : assoc_find_noff(hv, heap_meta(old_it)->noff);
+    if (locp != NULL) {
+        n_bump(locp, old_it->time - hd_n_atime(*locp), old_it->slabs_clsid);
+    }
+}
+
 static enum store_item_type do_store_existing(item *old_it, item *it,
         enum store_cmd cmd, LIBEVENT_THREAD *t, uint64_t cas_in,
         bool cas_stale, uint64_t hv, item **stored_out)
@@ -552,9 +1304,7 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
     item *built = NULL;
 
     if (cmd == NREAD_ADD) {
-        /* add fails on an existing key but counts as a use of it. */
-        count_access(old_it);
-        mq_bump(old_it);
+        count_use(old_it, hv);
         return NOT_STORED;
     }
     if (cmd == NREAD_APPEND || cmd == NREAD_PREPEND) {
@@ -578,7 +1328,14 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
     }
     *stored_out = to_link;
     if (built != NULL) {
-        item_remove(built);     /* the index holds it now (if linked) */
+        /* The index holds a D result now (if linked); an N result lives
+         * in NVM and its staging buffer goes here, after the caller has
+         * read its cas (see do_store_item). */
+        if (is_heap(built)) {
+            *stored_out = it;
+            it->cas = built->cas;
+        }
+        item_remove(built);
     }
     return ret;
 }
@@ -668,15 +1425,16 @@ static uint64_t apply_delta(uint64_t value, bool incr, uint64_t delta)
 }
 
 /* Write the new number into it (item lock held).  Like memcached: in place,
- * space padded, when it fits and nobody else holds the item; otherwise a
- * new item replaces it.  Returns the item now holding the value, with one
- * reference for the caller, or NULL when out of memory. */
+ * space padded, when it fits and nobody else holds the item (a D item
+ * only); otherwise a new item replaces it.  Returns the item now holding
+ * the value, with one reference for the caller, or NULL when out of
+ * memory. */
 static item *store_counter(item *it, const char *num, size_t len,
                            uint64_t hv)
 {
     /* Only the index and we hold it: no reader can see a torn value, and
      * new readers wait for the item lock we hold. */
-    if (len + 2 <= it->nbytes && refcount_get(it) == 2) {
+    if (!is_heap(it) && len + 2 <= it->nbytes && refcount_get(it) == 2) {
         it->cas = get_cas_id();
         memcpy(ITEM_data(it), num, len);
         memset(ITEM_data(it) + len, ' ', it->nbytes - len - 2);
@@ -684,14 +1442,22 @@ static item *store_counter(item *it, const char *num, size_t len,
         mq_bump(it);
         return it;
     }
-    item *new_it = item_alloc(ITEM_key(it), it->nkey, it->client_flags,
-                              load_exptime(it), (int)len + 2);
+    /* An N item that no other reply holds gets the length an in-place
+     * update would have kept (it is a snapshot: its own reader counts 1). */
+    bool as_in_place = is_heap(it) && len + 2 <= it->nbytes
+        && heap_meta(it)->reader != 0
+        && atomic_load_explicit(&n_readers[heap_meta(it)->reader - 1],
+                                memory_order_relaxed) == 1;
+    int nbytes = as_in_place ? (int)it->nbytes : (int)len + 2;
+    item *new_it = alloc_version(it, it->client_flags, load_exptime(it),
+                                 nbytes);
     if (new_it == NULL) {
         item_remove(it);
         return NULL;
     }
     memcpy(ITEM_data(new_it), num, len);
-    memcpy(ITEM_data(new_it) + len, "\r\n", 2);
+    memset(ITEM_data(new_it) + len, ' ', (size_t)nbytes - len - 2);
+    memcpy(ITEM_data(new_it) + nbytes - 2, "\r\n", 2);
     if (!do_item_replace(it, new_it, hv)) {
         item_remove(new_it);
         item_remove(it);
@@ -771,6 +1537,8 @@ enum delete_result_type item_delete(const char *key, size_t nkey,
     item_unlock(hv);
     return ret;
 }
+
+static void tier_stats_reset(void);
 
 /* ---- page reassignment, crawler services ---- */
 
@@ -1055,14 +1823,19 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
     struct mq_class_stats ms;
     struct queue_group hot, warm, cold, all;
     mq_get_class_stats(id, &ms);
-    group_queues(&ms, MQ_HOT_FIRST, MQ_QUEUES, &hot);
-    group_queues(&ms, MQ_WARM_FIRST, MQ_HOT_FIRST, &warm);
+    unsigned int q = mq_queues();
+    uint64_t n_items = ctr_get(&cc->n_items);
+    group_queues(&ms, MQ_HOT_FIRST < q ? MQ_HOT_FIRST : q, q, &hot);
+    group_queues(&ms, MQ_WARM_FIRST < q ? MQ_WARM_FIRST : q,
+                 MQ_HOT_FIRST < q ? MQ_HOT_FIRST : q, &warm);
     group_queues(&ms, 0, MQ_WARM_FIRST, &cold);
-    group_queues(&ms, 0, MQ_QUEUES, &all);
-    if (all.count == 0) {
+    group_queues(&ms, 0, q, &all);
+    if (all.count + n_items == 0) {
         return;
     }
-    item_class_stat(add_stats, c, id, "number", all.count);
+    /* number counts both zones; the hot/warm/cold split is the D-zone's
+     * queues (N items have no queue) */
+    item_class_stat(add_stats, c, id, "number", all.count + n_items);
     item_class_stat(add_stats, c, id, "number_hot", hot.count);
     item_class_stat(add_stats, c, id, "number_warm", warm.count);
     item_class_stat(add_stats, c, id, "number_cold", cold.count);
@@ -1127,10 +1900,315 @@ void item_stats_reset(void)
         atomic_store(&cc->crawler_reclaimed, 0);
         atomic_store(&cc->crawler_items_checked, 0);
         atomic_store(&cc->direct_reclaims, 0);
+        atomic_store(&cc->promotions, 0);
+        atomic_store(&cc->demotions, 0);
+        atomic_store(&cc->d_evictions, 0);
+        atomic_store(&cc->n_evictions, 0);
+        atomic_store(&cc->n_fallbacks, 0);
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
     crawler_reset_stats();
+    tier_stats_reset();
+}
+
+/* ---- the N-zone's CLOCK: our side (clock_nvm.h) ---- */
+
+static bool clock_is_dead(const nitem_hdr *h, uint64_t loc)
+{
+    return n_is_dead(h, loc);
+}
+
+static void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
+                         bool dead)
+{
+    struct class_counters *cc = &ccount[h->clsid];
+    ctr_add(&cc->direct_reclaims, 1);
+    if (dead) {
+        ctr_add(&cc->reclaimed, 1);
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0
+                && exptime_passed(h->exptime)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+    } else {
+        ctr_add(&cc->evicted, 1);
+        ctr_add(&cc->n_evictions, 1);
+        atomic_store_explicit(&cc->evicted_time,
+                              current_time - n_last_access(h, *locp),
+                              memory_order_relaxed);
+        if (h->exptime != 0) {
+            ctr_add(&cc->evicted_nonzero, 1);
+        }
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0) {
+            ctr_add(&cc->evicted_unfetched, 1);
+        }
+    }
+    do_unlink_n_slot(locp, hv, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+}
+
+static size_t clock_header_bytes(void)
+{
+    return __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED) != 0
+        ? NITEM_SWEEP_BYTES_CAS : NITEM_SWEEP_BYTES;
+}
+
+static const struct clock_nvm_ops clock_ops = {
+    .is_dead = clock_is_dead,
+    .unlink = clock_unlink,
+    .header_bytes = clock_header_bytes,
+};
+
+static const struct migrate_engine tier_engine = {
+    .promote = engine_promote,
+    .free_d_chunks = engine_free_d_chunks,
+    .decay_walk = engine_decay_walk,
+};
+
+/* ---- the tier thread: migrate_tick() every 1 ms while it promotes,
+ * every 10 ms when idle ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t tid;
+    bool running;
+    bool stop;
+} tier_thr = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void *tier_thread(void *arg)
+{
+    pthread_mutex_lock(&tier_thr.lock);
+    while (!tier_thr.stop) {
+        pthread_mutex_unlock(&tier_thr.lock);
+        unsigned int promoted = migrate_tick();
+        long ns = promoted > 0 ? TIER_TICK_BUSY_NS : TIER_TICK_IDLE_NS;
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += ns;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&tier_thr.lock);
+        while (!tier_thr.stop
+                && pthread_cond_timedwait(&tier_thr.cond, &tier_thr.lock,
+                                          &deadline) != ETIMEDOUT) {
+        }
+    }
+    pthread_mutex_unlock(&tier_thr.lock);
+    return NULL;
+}
+
+static int tier_thread_start(void)
+{
+    pthread_mutex_lock(&tier_thr.lock);
+    int rc = 0;
+    if (!tier_thr.running) {
+        tier_thr.stop = false;
+        rc = pthread_create(&tier_thr.tid, NULL, tier_thread, NULL);
+        tier_thr.running = rc == 0;
+    }
+    pthread_mutex_unlock(&tier_thr.lock);
+    return rc;
+}
+
+static void tier_thread_stop(void)
+{
+    pthread_mutex_lock(&tier_thr.lock);
+    if (!tier_thr.running) {
+        pthread_mutex_unlock(&tier_thr.lock);
+        return;
+    }
+    tier_thr.stop = true;
+    pthread_cond_signal(&tier_thr.cond);
+    pthread_mutex_unlock(&tier_thr.lock);
+    pthread_join(tier_thr.tid, NULL);
+    pthread_mutex_lock(&tier_thr.lock);
+    tier_thr.running = false;
+    pthread_mutex_unlock(&tier_thr.lock);
+}
+
+/* ---- stats tier ---- */
+
+/* migrate.c's counters at the last `stats reset` */
+static struct migrate_stats mig_base;
+static pthread_mutex_t mig_base_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tier_stats_reset(void)
+{
+    struct migrate_stats now;
+    migrate_get_stats(&now);
+    pthread_mutex_lock(&mig_base_lock);
+    mig_base = now;
+    pthread_mutex_unlock(&mig_base_lock);
+    nvm_stats_reset();
+}
+
+static void migrate_stats_since_reset(struct migrate_stats *out)
+{
+    migrate_get_stats(out);
+    pthread_mutex_lock(&mig_base_lock);
+    out->decay_epochs -= mig_base.decay_epochs;
+    out->promotions -= mig_base.promotions;
+    out->promotions_queued -= mig_base.promotions_queued;
+    out->promotions_dropped -= mig_base.promotions_dropped;
+    out->threshold_adjustments -= mig_base.threshold_adjustments;
+    pthread_mutex_unlock(&mig_base_lock);
+}
+
+struct tier_totals {
+    uint64_t items, n_items, promotions, demotions, d_evictions, n_evictions,
+             n_fallbacks, d_hits, n_hits;
+};
+
+static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
+{
+    memset(tot, 0, sizeof(*tot));
+    for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
+        struct class_counters *cc = &ccount[id];
+        tot->items += ctr_get(&cc->curr_items);
+        tot->n_items += ctr_get(&cc->n_items);
+        tot->promotions += ctr_get(&cc->promotions);
+        tot->demotions += ctr_get(&cc->demotions);
+        tot->d_evictions += ctr_get(&cc->d_evictions);
+        tot->n_evictions += ctr_get(&cc->n_evictions);
+        tot->n_fallbacks += ctr_get(&cc->n_fallbacks);
+        tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
+        tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
+    }
+}
+
+void tier_stats(ADD_STAT add_stats, void *c)
+{
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct slabs_totals sl;
+    struct slabs_tier_totals tt;
+    struct migrate_stats ms;
+    struct clock_nvm_stats cs;
+    struct tier_totals tot;
+    uint64_t lines_read, lines_written;
+    uint32_t emu_r, emu_w;
+
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
+    slabs_get_totals(&sl);
+    slabs_tier_get_totals(&tt);
+    migrate_stats_since_reset(&ms);
+    sum_tier(ts, &tot);
+    free(ts);
+    nvm_stats_sum(&lines_read, &lines_written);
+    nvm_emulation_get(&emu_r, &emu_w);
+    clock_nvm_get_stats(&cs);
+    uint64_t index_bytes = assoc_index_bytes();
+
+    append_stat("tier_policy", add_stats, c, "%s",
+                tier_policy_name(settings.tier_policy));
+    append_stat("tier_placement", add_stats, c, "%s",
+                settings.tier_placement == TIER_PLACE_NVM ? "nvm"
+                                                          : "dram_first");
+    append_stat("tier_promote", add_stats, c, "%s",
+                settings.tier_promote_async ? "async" : "sync");
+    STAT_U64("d_zone_limit", sl.mem_limit);
+    STAT_U64("n_zone_limit", tt.zone_limit);
+    STAT_U64("d_zone_used", sl.total_malloced);
+    STAT_U64("n_zone_used", tt.zone_used);
+    STAT_U64("d_items", tot.items - tot.n_items);
+    STAT_U64("n_items", tot.n_items);
+    STAT_U64("d_hits", tot.d_hits);
+    STAT_U64("n_hits", tot.n_hits);
+    STAT_U64("promotions", tot.promotions);
+    STAT_U64("promotions_queued", ms.promotions_queued);
+    STAT_U64("promotions_dropped", ms.promotions_dropped);
+    STAT_U64("demotions", tot.demotions);
+    STAT_U64("d_evictions", tot.d_evictions);
+    STAT_U64("n_evictions", tot.n_evictions);
+    STAT_U64("n_fallbacks", tot.n_fallbacks);
+    STAT_U64("nvm_lines_read", lines_read);
+    STAT_U64("nvm_lines_written", lines_written);
+    STAT_U64("index_bytes", index_bytes);
+    append_stat("index_bytes_per_item", add_stats, c, "%.2f",
+                tot.items ? (double)index_bytes / (double)tot.items : 0.0);
+    STAT_U64("n_zone_bitmap_bytes", tt.bitmap_bytes);
+    STAT_U64("clock_examined", cs.examined);
+    STAT_U64("clock_second_chances", cs.second_chances);
+    STAT_U64("clock_busy", cs.busy);
+    STAT_U64("decay_epochs", ms.decay_epochs);
+    STAT_U64("threshold_adjustments", ms.threshold_adjustments);
+    STAT_U64("reassign_moves", 0);
+    append_stat("nvm_backend", add_stats, c, "%s",
+                nvm_zone_backend_name(&nvm_zone));
+    append_stat("nvm_granularity", add_stats, c, "%s",
+                nvm_zone_granularity_name(&nvm_zone));
+    STAT_U64("nvm_emulate_read_ns", emu_r);
+    STAT_U64("nvm_emulate_write_ns", emu_w);
+    append_stat("nvm_tsc_ticks_per_ns", add_stats, c, "%.3f",
+                nvm_emulation_calibration());
+}
+
+static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
+                            const char *name, uint64_t value)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "%u:%s", id, name);
+    append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
+}
+
+void tier_stats_classes(ADD_STAT add_stats, void *c)
+{
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    uint64_t lines_read[MAX_NUMBER_OF_SLAB_CLASSES];
+    uint64_t lines_written[MAX_NUMBER_OF_SLAB_CLASSES];
+
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
+    nvm_stats_sum_classes(lines_read, lines_written,
+                          MAX_NUMBER_OF_SLAB_CLASSES);
+    for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
+            id++) {
+        unsigned int d_pages = slabs_class_pages(id, SLAB_ZONE_DRAM);
+        unsigned int n_pages = slabs_tier_class_pages(id);
+        if (d_pages == 0 && n_pages == 0) {
+            continue;
+        }
+        struct class_counters *cc = &ccount[id];
+        struct migrate_class_stats mcs;
+        migrate_get_class_stats(id, &mcs);
+        uint64_t n_items = ctr_get(&cc->n_items);
+        char key[64];
+        tier_class_stat(add_stats, c, id, "d_pages", d_pages);
+        tier_class_stat(add_stats, c, id, "n_pages", n_pages);
+        tier_class_stat(add_stats, c, id, "d_items",
+                        ctr_get(&cc->curr_items) - n_items);
+        tier_class_stat(add_stats, c, id, "n_items", n_items);
+        tier_class_stat(add_stats, c, id, "threshold",
+                        tiering ? mcs.threshold : 0);
+        tier_class_stat(add_stats, c, id, "d_hits",
+                        STAT_GET(ts->tier_d_hits[id]));
+        tier_class_stat(add_stats, c, id, "n_hits",
+                        STAT_GET(ts->tier_n_hits[id]));
+        tier_class_stat(add_stats, c, id, "promotions",
+                        ctr_get(&cc->promotions));
+        tier_class_stat(add_stats, c, id, "demotions",
+                        ctr_get(&cc->demotions));
+        tier_class_stat(add_stats, c, id, "d_evictions",
+                        ctr_get(&cc->d_evictions));
+        tier_class_stat(add_stats, c, id, "n_evictions",
+                        ctr_get(&cc->n_evictions));
+        tier_class_stat(add_stats, c, id, "nvm_lines_read", lines_read[id]);
+        tier_class_stat(add_stats, c, id, "nvm_lines_written",
+                        lines_written[id]);
+        snprintf(key, sizeof(key), "%u:benefit", id);
+        append_stat(key, add_stats, c, "%.4f", mcs.last_benefit);
+    }
+    free(ts);
 }
 
 /* ---- start-up and shutdown ---- */
@@ -1141,9 +2219,19 @@ void storage_init(void)
     atomic_store(&total_items, 0);
     atomic_store(&cas_id, 0);
     slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
+    tiering = false;
+    if (tier_enabled()) {
+        slabs_tier_init();
+        tiering = slabs_tier_active();
+    }
     assoc_init(settings.hashpower_init);
     mq_init();
     slabs_set_page_evictor(items_evict_page);
+    if (tiering) {
+        migrate_init(slabs_largest_clsid());
+        clock_nvm_init(&clock_ops);
+    }
+    memset(&mig_base, 0, sizeof(mig_base));
     if (settings.track_sizes) {
         item_stats_sizes_enable();
     }
@@ -1158,11 +2246,16 @@ int storage_start_threads(void)
     if (rc == 0 && settings.lru_crawler) {
         rc = crawler_start();
     }
+    if (rc == 0 && tiering) {
+        migrate_set_engine(&tier_engine);
+        rc = tier_thread_start();
+    }
     return rc;
 }
 
 void storage_stop_threads(void)
 {
+    tier_thread_stop();
     crawler_stop();
     assoc_stop_expand_thread();
     slabs_stop_rebalance_thread();

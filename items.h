@@ -10,6 +10,14 @@
  * References: every item returned here carries one reference owned by the
  * caller, released with item_remove().  Linked items also hold one reference
  * for the index.
+ *
+ * Items in the N-zone: a lookup that finds its key in the N-zone returns a
+ * DRAM snapshot (ITEM_HEAP: a malloc'd copy of header, key and value, made
+ * under the item lock; item_remove frees it), so replies never point into
+ * NVM.  A value bound for the N-zone is filled in a DRAM staging buffer
+ * (also ITEM_HEAP) that store_item writes to NVM.  Metadata that the
+ * protocol changes on an item it holds goes through the setters below,
+ * which write through to the stored item in either zone.
  */
 #ifndef ITEMS_H
 #define ITEMS_H
@@ -108,8 +116,20 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
 
 enum delete_result_type item_delete(const char *key, size_t nkey,
                                     uint64_t cas_in, LIBEVENT_THREAD *t);
-/* Unlink a linked item; the lock for its hash must be held. */
+/* Unlink a linked item (or the stored item a snapshot stands for); the
+ * lock for its hash must be held. */
 void do_item_unlink(item *it, uint64_t hv);
+
+/* Metadata setters: change it and the stored item it stands for (a D
+ * header, or an N item's location word; exptime and cas of an N item are
+ * rewritten in its NVM header, a counted write).  The do_ forms need the
+ * lock of hv = hash of it's key held; item_set_flags takes it itself.
+ * set/clear are it_flags bits among ITEM_FETCHED, ITEM_TOKEN_SENT and
+ * ITEM_STALE. */
+void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime);
+void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear);
+void item_set_flags(item *it, uint16_t set, uint16_t clear);
+void do_item_set_cas(item *it, uint64_t hv, uint64_t cas);
 /* Bump after a hit (bounded, like memcached's ITEM_UPDATE_INTERVAL). */
 void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv);
 /* Fresh cas value (0 when -C). */
@@ -145,7 +165,10 @@ void item_stats_sizes(ADD_STAT add_stats, void *c);   /* stats sizes */
 void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */
 void item_stats_sizes_enable(void);
 void item_stats_sizes_disable(void);
-void item_stats_reset(void);
+void item_stats_reset(void);         /* also the tier counters */
+/* stats tier / stats tier classes (doc/tiering.md lists every name) */
+void tier_stats(ADD_STAT add_stats, void *c);
+void tier_stats_classes(ADD_STAT add_stats, void *c);
 unsigned int slabs_clsid(size_t size);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * items_mq.c: multi-queue (MQ) replacement for D-zone items.
  *
- * Owns, per slab class: MQ_QUEUES doubly linked LRU queues (head = most
+ * Owns, per slab class: Q (mq_queues()) doubly linked LRU queues (head = most
  * recently bumped), their item counts and the eviction skip counters.
  *
  * Locks: classes[id].lock guards the class's queues, the next/prev,
@@ -21,9 +21,9 @@
 
 struct mq_class {
     pthread_mutex_t lock;
-    item *head[MQ_QUEUES];
-    item *tail[MQ_QUEUES];
-    uint64_t count[MQ_QUEUES];
+    item *head[MQ_QUEUES_MAX];
+    item *tail[MQ_QUEUES_MAX];
+    uint64_t count[MQ_QUEUES_MAX];
     uint64_t lrutail_reflocked;
     uint64_t lock_busy;
 };
@@ -36,6 +36,7 @@ struct mq_cursor {
 };
 
 static struct mq_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
+static unsigned int nqueues = MQ_QUEUES_DEFAULT;
 
 static bool is_placeholder(const item *it)
 {
@@ -44,6 +45,12 @@ static bool is_placeholder(const item *it)
 
 void mq_init(void)
 {
+    nqueues = settings.tier_mq_queues;
+    if (nqueues == 0) {
+        nqueues = MQ_QUEUES_DEFAULT;
+    } else if (nqueues > MQ_QUEUES_MAX) {
+        nqueues = MQ_QUEUES_MAX;
+    }
     for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
         struct mq_class *cls = &classes[i];
         memset(cls->head, 0, sizeof(cls->head));
@@ -55,14 +62,17 @@ void mq_init(void)
     }
 }
 
+unsigned int mq_queues(void)
+{
+    return nqueues;
+}
+
 unsigned int mq_level_for_counter(uint32_t counter)
 {
-    unsigned int level = 0;
-    while (counter > 1 && level < MQ_QUEUES - 1) {
-        counter >>= 1;
-        level++;
-    }
-    return level;
+    /* floor(log2(counter)), 0 for 0 and 1, at most Q - 1 */
+    unsigned int level = counter > 1 ? 31u - (unsigned int)__builtin_clz(counter)
+                                     : 0;
+    return level < nqueues ? level : nqueues - 1;
 }
 
 /* ---- queue primitives (class lock held) ---- */
@@ -164,9 +174,9 @@ void mq_bump(item *it)
     pthread_mutex_unlock(&cls->lock);
 }
 
-bool mq_relevel(item *it)
+bool mq_relevel(item *it, uint32_t counter)
 {
-    unsigned int level = mq_level_for_counter(it->counter);
+    unsigned int level = mq_level_for_counter(counter);
     if ((it->it_flags & ITEM_QUEUED) == 0 || level == it->mq_level) {
         return false;
     }
@@ -226,7 +236,7 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
     item *victim = NULL;
 
     pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < MQ_QUEUES && victim == NULL; q++) {
+    for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
         unsigned int examined = 0;
         for (item *it = cls->tail[q]; it != NULL && examined < MQ_TAIL_SEARCH;
                 it = it->prev) {
@@ -252,7 +262,7 @@ unsigned int mq_pin_range(unsigned int clsid, const void *start,
     const char *lo = start, *hi = end;
 
     pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < MQ_QUEUES && n < max; q++) {
+    for (unsigned int q = 0; q < nqueues && n < max; q++) {
         for (item *it = cls->head[q]; it != NULL && n < max; it = it->next) {
             const char *p = (const char *)it;
             if (!is_placeholder(it) && p >= lo && p < hi) {
@@ -269,7 +279,7 @@ void mq_for_each(unsigned int clsid, mq_visit_fn visit, void *arg)
 {
     struct mq_class *cls = &classes[clsid];
     pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+    for (unsigned int q = 0; q < nqueues; q++) {
         for (item *it = cls->head[q]; it != NULL; it = it->next) {
             if (!is_placeholder(it) && !visit(it, q, arg)) {
                 pthread_mutex_unlock(&cls->lock);
@@ -372,7 +382,7 @@ void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out)
     struct mq_class *cls = &classes[clsid];
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < MQ_QUEUES; q++) {
+    for (unsigned int q = 0; q < nqueues; q++) {
         out->count[q] = cls->count[q];
         item *it = cls->tail[q];
         while (it != NULL && is_placeholder(it)) {

@@ -1,9 +1,10 @@
 /*
  * items_mq.h: multi-queue replacement for D-zone items (items_mq.c).
  *
- * Each slab class keeps MQ_QUEUES LRU queues.  An item whose access counter
- * lies in [2^i, 2^(i+1)) belongs in queue i (counters 0 and 1 in queue 0,
- * everything from 2^(MQ_QUEUES-1) up in the last queue).  A hit moves the
+ * Each slab class keeps Q LRU queues, Q = settings.tier_mq_queues (1 to
+ * MQ_QUEUES_MAX, 8 by default as in the paper).  An item whose access
+ * counter lies in [2^i, 2^(i+1)) belongs in queue i (counters 0 and 1 in
+ * queue 0, everything from 2^(Q-1) up in the last queue).  A hit moves the
  * item to the head of its queue, at most once per ITEM_UPDATE_INTERVAL
  * unless its counter reached a new queue.  Eviction takes the tail of
  * queue 0 first, then queue 1, and so on.
@@ -20,12 +21,16 @@
 
 #include "memcached.h"
 
-#define MQ_QUEUES 8
+#define MQ_QUEUES_MAX 16
+#define MQ_QUEUES_DEFAULT 8
 /* Items examined per queue tail when looking for a victim, as memcached
  * examines a few tail items before giving up on an LRU. */
 #define MQ_TAIL_SEARCH 5
 
+/* Q from settings.tier_mq_queues (0 means MQ_QUEUES_DEFAULT). */
 void mq_init(void);
+/* Q, the number of queues per class in use. */
+unsigned int mq_queues(void);
 
 /* The queue a counter belongs in. */
 unsigned int mq_level_for_counter(uint32_t counter);
@@ -37,9 +42,9 @@ void mq_unlink(item *it);        /* no-op if not queued */
  * the counter's queue, unless bumped within ITEM_UPDATE_INTERVAL and still
  * in the right queue; in that case no lock is taken. */
 void mq_bump(item *it);
-/* Move to the queue its counter now calls for (counter decay in
- * migrate.c); keeps it->time.  Returns true if it moved. */
-bool mq_relevel(item *it);
+/* Move to the queue `counter` calls for (the decay walker passes the
+ * item's decayed counter); keeps it->time.  Returns true if it moved. */
+bool mq_relevel(item *it, uint32_t counter);
 
 /* Eviction: the first acceptable item scanning queue 0 upward, each queue
  * from its tail, looking at up to MQ_TAIL_SEARCH items per queue.  Skips
@@ -79,8 +84,8 @@ item *mq_cursor_next(struct mq_cursor *cur);
 void mq_cursor_stop(struct mq_cursor *cur);
 
 struct mq_class_stats {
-    uint64_t count[MQ_QUEUES];
-    rel_time_t tail_time[MQ_QUEUES];  /* time of the tail item; 0 if empty */
+    uint64_t count[MQ_QUEUES_MAX];
+    rel_time_t tail_time[MQ_QUEUES_MAX];  /* time of the tail item; 0 if empty */
     uint64_t lrutail_reflocked;       /* candidates skipped: referenced */
     uint64_t lock_busy;               /* candidates skipped: lock busy */
 };

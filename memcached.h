@@ -84,6 +84,9 @@ typedef uint32_t client_flags_t;
 #define ITEM_STALE      (1 << 5)  /* meta: invalidated, served with X flag */
 #define ITEM_QUEUED     (1 << 6)  /* on an MQ queue */
 #define ITEM_KEY_BINARY (1 << 7)  /* meta: stored with a base64 (b) key */
+#define ITEM_HEAP       (1 << 8)  /* malloc'd, in no slab: a DRAM snapshot of
+                                   * an N item, or the staging buffer of a
+                                   * value bound for the N-zone (items.c) */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */
@@ -99,7 +102,9 @@ typedef struct _stritem {
     uint8_t slabs_clsid;
     uint8_t nkey;
     uint8_t mq_level;             /* queue index, valid while ITEM_QUEUED */
-    uint8_t pad_[7];
+    uint8_t epoch;                /* decay epoch of the last access (low 3
+                                   * bits of migrate_epoch()); tiers only */
+    uint8_t pad_[6];
     char data[];
 } item;
 

@@ -554,6 +554,12 @@ static void advance_epochs(void)
         return;
     }
     uint64_t requests = total_requests();
+    if (requests < mig.epoch_start_requests) {
+        /* `stats reset` zeroed the per-thread counters: restart the
+         * epoch from here instead of wrapping */
+        mig.epoch_start_requests = requests;
+        return;
+    }
     while (requests - mig.epoch_start_requests >= period) {
         mig.epoch_start_requests += period;
         uint32_t epoch = atomic_load_explicit(&mig.epoch,
@@ -583,6 +589,12 @@ static void adjust_class(unsigned int clsid)
     struct class_state *cs = &mig.cls[clsid];
     uint64_t d, n;
     class_requests(clsid, &d, &n);
+    if (d < cs->period_start_d || n < cs->period_start_n) {
+        /* counters were reset by `stats reset`: the period restarts */
+        cs->period_start_d = d;
+        cs->period_start_n = n;
+        return;
+    }
     uint64_t served = (d - cs->period_start_d) + (n - cs->period_start_n);
     if (served < settings.tier_adjust_period) {
         return;

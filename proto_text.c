@@ -759,11 +759,11 @@ static item *meta_vivify(conn *c, const char *key, size_t nkey,
 }
 
 /* Build the hit reply of mg; returns whether the client won the recache
- * token (W).  Changes item metadata: call with the item lock held when the
- * request has N, R or T. */
+ * token (W).  Changes item metadata: call with the item lock of hv held
+ * when the request has N, R or T (of->locked). */
 static void mget_hit_line(line_t *l, const token_t *tokens,
                           const struct meta_flags *of, item *it,
-                          bool created, bool *ttl_set)
+                          uint64_t hv, bool created, bool *ttl_set)
 {
     bool won = false;
     size_t i;
@@ -778,11 +778,11 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
         switch (tokens[i].value[0]) {
         case 'T':
             *ttl_set = true;
-            it->exptime = of->exptime;
+            do_item_set_exptime(it, hv, of->exptime);
             break;
         case 'N':
             if (created) {
-                it->exptime = of->autoviv_exptime;
+                do_item_set_exptime(it, hv, of->autoviv_exptime);
                 won = true;
             }
             break;
@@ -843,7 +843,11 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
     }
     if (won) {
         line_flag(l, 'W');
-        it->it_flags |= ITEM_TOKEN_SENT;
+        if (of->locked) {
+            do_item_set_flags(it, hv, ITEM_TOKEN_SENT, 0);
+        } else {
+            item_set_flags(it, ITEM_TOKEN_SENT, 0);
+        }
     }
 }
 
@@ -906,7 +910,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
         return;
     }
 
-    mget_hit_line(&l, tokens, &of, it, created, &ttl_set);
+    mget_hit_line(&l, tokens, &of, it, hv, created, &ttl_set);
     if (of.locked) {
         /* bump only now, so h and l reported the state before this hit */
         if (!of.no_update) {
@@ -1149,11 +1153,10 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
             /* keep the item but mark it stale with a fresh cas, and let
              * the next reader win the recache token */
             if (of.new_ttl) {
-                it->exptime = of.exptime;
+                do_item_set_exptime(it, hv, of.exptime);
             }
-            it->it_flags |= ITEM_STALE;
-            it->it_flags &= (uint16_t)~ITEM_TOKEN_SENT;
-            it->cas = settings.use_cas ? get_cas_id() : 0;
+            do_item_set_flags(it, hv, ITEM_STALE, ITEM_TOKEN_SENT);
+            do_item_set_cas(it, hv, settings.use_cas ? get_cas_id() : 0);
         } else {
             STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
             do_item_unlink(it, hv);
@@ -1286,11 +1289,11 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
             line_ttl(&l, it);
             break;
         case 'T':
-            it->exptime = of.exptime;
+            do_item_set_exptime(it, hv, of.exptime);
             break;
         case 'N':
             if (created) {
-                it->exptime = of.autoviv_exptime;
+                do_item_set_exptime(it, hv, of.autoviv_exptime);
             }
             break;
         case 'O':
@@ -1609,6 +1612,13 @@ static void process_stat(conn *c, token_t *tokens, size_t ntokens)
         stats_end(c);
     } else if (strcmp(sub, "items") == 0) {
         item_stats(append_ascii_stats, c);
+        stats_end(c);
+    } else if (strcmp(sub, "tier") == 0) {
+        if (ntokens >= 4 && strcmp(tokens[2].value, "classes") == 0) {
+            tier_stats_classes(append_ascii_stats, c);
+        } else {
+            tier_stats(append_ascii_stats, c);
+        }
         stats_end(c);
     } else if (strcmp(sub, "slabs") == 0) {
         slabs_stats(append_ascii_stats, c);

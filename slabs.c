@@ -19,12 +19,20 @@
  * header's next/prev and ITEM_SLABBED in it_flags, all under slabs_lock.
  * Once allocated, a chunk's header belongs to items.c.
  *
+ * `stats slabs` counts each class's pages and chunks in both zones
+ * (N pages from slabs_tier.c); total_malloced is the D-zone's (-m).
+ *
+ * dram_node=N (settings.nvm.dram_node >= 0) binds every D page to NUMA
+ * node N as it is allocated (the -L region at start-up).
+ *
  * Sizing follows memcached: the first chunk is sizeof(item) + -n bytes,
  * each next class is -f times larger, rounded up to 8 bytes, until the size
  * passes item_size_max / factor; the last class is exactly item_size_max so
  * every value accepted by -I fits one chunk (no chunked items here).
  */
 #include "slabs.h"
+
+#include "slabs_tier.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,6 +155,11 @@ unsigned int slabs_chunks_per_page(unsigned int id)
     return slabclass[id].perslab;
 }
 
+size_t slabs_page_size(void)
+{
+    return page_size;
+}
+
 unsigned int slabs_clsid(size_t size)
 {
     if (size == 0 || power_largest == 0) {
@@ -169,6 +182,34 @@ unsigned int slabs_clsid(size_t size)
 }
 
 /* ---- page memory ---- */
+
+/* dram_node=N: bind D memory to node N (a failure leaves the memory where
+ * the kernel put it and says so once). */
+static void bind_dram(void *addr, size_t len)
+{
+    static bool warned;
+    char err[256];
+    int node = settings.nvm.dram_node;
+    if (node >= 0 && nvm_bind_dram(addr, len, node, err, sizeof(err)) != 0
+            && !warned) {
+        warned = true;
+        fprintf(stderr, "Warning: D-zone pages not bound: %s\n", err);
+    }
+}
+
+/* A page's memory: page aligned when it is to be bound to a node. */
+static char *page_alloc(void)
+{
+    if (settings.nvm.dram_node < 0) {
+        return malloc(page_size);
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, page_size) != 0) {
+        return NULL;
+    }
+    bind_dram(p, page_size);
+    return p;
+}
 
 static char *prealloc_region(size_t size)
 {
@@ -207,6 +248,7 @@ void slabs_init(size_t limit, double factor, bool prealloc)
         } else {
             zone_mem[SLAB_ZONE_DRAM].prealloc_base = base;
             zone_mem[SLAB_ZONE_DRAM].prealloc_size = limit;
+            bind_dram(base, limit);
         }
     }
 }
@@ -260,7 +302,7 @@ static char *do_page_memory(enum slab_zone zone, unsigned int class_pages)
             && class_pages > 0) {
         return NULL;
     }
-    char *page = malloc(page_size);
+    char *page = page_alloc();
     if (page == NULL) {
         slab_counters.malloc_fails++;
         return NULL;
@@ -692,8 +734,8 @@ static void class_hit_stats(ADD_STAT add_stats, void *c, unsigned int id,
 }
 
 struct class_snapshot {
-    unsigned int pages;
-    unsigned int free_chunks;
+    unsigned int pages;          /* both zones */
+    uint64_t free_chunks;
 };
 
 void slabs_stats(ADD_STAT add_stats, void *c)
@@ -718,6 +760,11 @@ void slabs_stats(ADD_STAT add_stats, void *c)
     malloced = zone_mem[SLAB_ZONE_DRAM].malloced
         - (uint64_t)global_pool.npages * page_size;
     pthread_mutex_unlock(&slabs_lock);
+    /* the N-zone's pages of each class count too (slabs_tier.c) */
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        snap[id].pages += slabs_tier_class_pages(id);
+        snap[id].free_chunks += slabs_tier_class_free_chunks(id);
+    }
 
     for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
         if (snap[id].pages == 0) {

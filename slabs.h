@@ -3,9 +3,9 @@
  *
  * A slab class serves chunks of one size.  Its memory comes in pages
  * (settings.slab_page_size bytes) carved into chunks; free chunks sit on the
- * class's free list.  Every page belongs to one zone; today only the DRAM
- * zone exists, slabs_tier.c will add the NVM pool of each class through the
- * same per-class structure (see struct slab_pool in slabs.c).
+ * class's free list.  This file holds the D-zone (DRAM) pages; the N-zone
+ * pages of the same classes, with the same page and chunk sizes, are
+ * slabs_tier.c's (slabs_tier.h).
  *
  * All functions here take the slabs lock themselves; nothing calls into
  * slabs.c with it held.
@@ -17,7 +17,7 @@
 
 #include "items.h"
 
-/* Zones a class can hold pages in.  Only DRAM for now. */
+/* Zones whose pages slabs.c holds (the N-zone's are in slabs_tier.c). */
 enum slab_zone {
     SLAB_ZONE_DRAM = 0,
     SLAB_ZONES
@@ -36,6 +36,9 @@ void slabs_destroy(void);
 unsigned int slabs_largest_clsid(void);
 unsigned int slabs_chunk_size(unsigned int id);
 unsigned int slabs_chunks_per_page(unsigned int id);
+/* Bytes per page (settings.slab_page_size, at least item_size_max); the
+ * N-zone uses the same pages (slabs_tier.c). */
+size_t slabs_page_size(void);
 
 /* A chunk of class id able to hold size bytes, or NULL when the class has
  * no free chunk and no new page can be had.  The chunk comes back with

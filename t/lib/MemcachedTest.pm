@@ -15,6 +15,7 @@ use Cwd qw(abs_path);
 use Errno qw(EINTR EAGAIN);
 use Exporter qw(import);
 use File::Basename qw(dirname);
+use File::Spec;
 use File::Temp qw(tempdir);
 use IO::Select;
 use IO::Socket::INET;
@@ -30,6 +31,7 @@ our @EXPORT = qw(
     mc_send read_line read_bytes read_reply send_recv print_and_read
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
+    wait_until shm_file random_bytes
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -637,6 +639,94 @@ sub run_binary {
     my $out = <$fh>;
     close $fh;
     return ($code, defined $out ? $out : '');
+}
+
+# ------------------------------------------------------------ tier helpers
+#
+# For the tiered engine's tests (t/tier_*.t): `stats tier` parsing, the
+# zone a key is served from (seen through the d_hits/n_hits counters),
+# polling with a deadline, and N-zone backing files under /dev/shm that
+# the server (running as nobody when we are root) can open.
+
+# `stats tier` as a hashref (name => value, plus _raw).
+sub tier_stats {
+    my ($self) = @_;
+    return $self->stats('tier');
+}
+
+# `stats tier classes` as { class id => { name => value } }, plus _raw.
+sub tier_classes {
+    my ($self) = @_;
+    my $flat = $self->stats('tier classes');
+    my %c;
+    for my $k (keys %$flat) {
+        next unless $k =~ /^(\d+):(\S+)$/;
+        $c{$1}{$2} = $flat->{$k};
+    }
+    $c{_raw} = $flat->{_raw};
+    return \%c;
+}
+
+# Which zone serves $key: 'D' or 'N' (one `get` on $sock, so it counts as
+# an access), 'miss', or '?' when the counters did not tell (stats moved
+# by something else, or no tier stats).  $sock defaults to a new one.
+sub zone_of {
+    my ($self, $key, $sock) = @_;
+    $sock ||= $self->sock;
+    my $a = $self->tier_stats;
+    my $r = send_recv($sock, "get $key\r\n", timeout => 10);
+    my $b = $self->tier_stats;
+    return 'miss' if $r eq "END\r\n";
+    return '?' unless defined $a->{d_hits} && defined $b->{d_hits}
+        && defined $a->{n_hits} && defined $b->{n_hits};
+    my $dd = $b->{d_hits} - $a->{d_hits};
+    my $dn = $b->{n_hits} - $a->{n_hits};
+    return 'D' if $dd == 1 && $dn == 0;
+    return 'N' if $dn == 1 && $dd == 0;
+    return '?';
+}
+
+# Poll $code (returns true when done) every $step s (0.05) for up to
+# $timeout s.  Returns the last value $code gave.
+sub wait_until {
+    my ($timeout, $code, $step) = @_;
+    my $deadline = time + $timeout;
+    while (1) {
+        my $v = $code->();
+        return $v if $v || time >= $deadline;
+        sleep($step || 0.05);
+    }
+}
+
+my @SHM_FILES;
+
+# A fresh empty file for nvm_path=, mode 0666 so that a server that drops
+# to nobody can open it; removed when the test file ends.  $dir defaults
+# to /dev/shm (tmpfs), else the temp dir.
+sub shm_file {
+    my ($dir) = @_;
+    $dir ||= -d '/dev/shm' && -w '/dev/shm' ? '/dev/shm' : File::Spec->tmpdir;
+    for (1 .. 100) {
+        my $p = sprintf '%s/tiertest-%d-%d', $dir, $$, int rand 1e9;
+        next if -e $p;
+        open my $fh, '>', $p or croak "create $p: $!";
+        close $fh;
+        chmod 0666, $p;
+        push @SHM_FILES, $p;
+        return $p;
+    }
+    croak "could not create a file in $dir";
+}
+
+END { unlink @SHM_FILES if @SHM_FILES }
+
+# $n pseudo-random bytes drawn from $alphabet (default: all 256 bytes;
+# values may hold \r and \n, which the length prefix allows).
+sub random_bytes {
+    my ($n, $alphabet) = @_;
+    return join '', map { chr int rand 256 } 1 .. $n unless defined $alphabet;
+    my $len = length $alphabet;
+    return join '', map { substr $alphabet, int(rand $len), 1 } 1 .. $n;
 }
 
 1;

@@ -5,8 +5,12 @@
  * the index's DRAM bytes per item.
  *
  * Items are plain malloc'd headers with a key: the index only reads keys.
+ * N items are written to an anonymous N-zone through slabs_tier.c, and
+ * their location words (hot metadata included) are packed and unpacked
+ * with the hash_desc.h helpers.
  */
 #include "hash_desc.h"
+#include "slabs.h"
 #include "unit_support.h"
 
 #include <stdalign.h>
@@ -337,6 +341,174 @@ static void test_bytes_per_item(void)
     free(items);
 }
 
+/* ---- N location words ---- */
+
+static void test_n_word(void)
+{
+    uint64_t off = ((uint64_t)1 << 37) + 8 * 12345;   /* 8-aligned, < 256 GiB */
+    uint64_t w = hd_n_make(off, 300, ITEM_FETCHED | ITEM_STALE | ITEM_LINKED,
+                           13, 9000);
+    ok(hd_loc_is_n(w) && !hd_loc_is_n(hd_loc_from_item((item *)&w)),
+       "bit 63 tells an N word from a DRAM pointer");
+    ok(hd_n_offset(w) == off, "the offset survives packing");
+    ok(hd_n_counter(w) == HD_N_COUNTER_MAX,
+       "a counter above 255 is clamped to 255");
+    ok(hd_n_flags(w) == (ITEM_FETCHED | ITEM_STALE),
+       "fetched and stale kept, other it_flags dropped");
+    ok(hd_n_epoch(w) == (13 & 7), "the epoch stamp keeps 3 bits");
+    ok(hd_n_atime(w) == HD_N_ATIME_MAX, "the access delta saturates at 8191");
+    ok(!hd_n_ref(w), "a fresh word has no reference bit");
+
+    uint64_t v = hd_n_set_ref(w, true);
+    v = hd_n_set_counter(v, 17);
+    v = hd_n_set_flags(v, ITEM_TOKEN_SENT);
+    v = hd_n_set_epoch(v, 6);
+    v = hd_n_set_atime(v, 100, 160);
+    ok(hd_n_ref(v) && hd_n_counter(v) == 17
+       && hd_n_flags(v) == ITEM_TOKEN_SENT && hd_n_epoch(v) == 6
+       && hd_n_atime(v) == 60 && hd_n_offset(v) == off && hd_loc_is_n(v),
+       "each setter changes its own field only");
+    ok(hd_n_atime(hd_n_set_atime(v, 200, 100)) == 0,
+       "an access before the stored time counts as delta 0");
+    ok(!hd_n_ref(hd_n_set_ref(v, false)) && hd_n_counter(v) == 17,
+       "clearing the reference bit");
+    uint64_t top = hd_n_make(HD_N_OFF_LIMIT - 8, 0, 0, 0, 0);
+    ok(hd_n_offset(top) == HD_N_OFF_LIMIT - 8 && hd_n_counter(top) == 0,
+       "the last addressable offset (256 GiB - 8) packs");
+}
+
+/* An N item "key" stored at a fresh chunk; returns its location word. */
+static uint64_t store_n(const char *key, size_t vlen, uint64_t *off)
+{
+    size_t nkey = strlen(key);
+    unsigned int id = slabs_clsid(sizeof(item) + nkey + 1 + vlen);
+    nitem_hdr h;
+    char body[4096];
+    memset(&h, 0, sizeof(h));
+    h.hv = hash_key(key, nkey);
+    h.nkey = (uint8_t)nkey;
+    h.nbytes = (uint32_t)vlen;
+    h.clsid = (uint8_t)id;
+    memcpy(body, key, nkey + 1);
+    memset(body + nkey + 1, 'v', vlen);
+    if (!slabs_tier_alloc(id, off)) {
+        return 0;
+    }
+    nitem_write(*off, &h, body, nkey + 1 + vlen);
+    return hd_n_make(*off, 3, ITEM_FETCHED, 1, 0);
+}
+
+static uint64_t lines_read(void)
+{
+    uint64_t r, w;
+    nvm_stats_sum(&r, &w);
+    return r;
+}
+
+static void test_n_slots(void)
+{
+    enum { N = 3000 };
+    static uint64_t offs[N];
+    static item *ditems[N];
+    char key[64];
+    bool all = true;
+
+    unit_nvm_open(32 * 1024 * 1024);
+    slabs_init(settings.maxbytes, settings.factor, false);
+    slabs_tier_init();
+    assoc_init(8);
+    /* even keys in N, odd keys in D */
+    for (unsigned int i = 0; i < N; i++) {
+        key_of(i, key, sizeof(key));
+        uint64_t hv = hash_key(key, strlen(key));
+        item_lock(hv);
+        if (i % 2 == 0) {
+            uint64_t w = store_n(key, 20 + i % 200, &offs[i]);
+            all = all && w != 0 && assoc_insert_loc(w, hv) == 1;
+        } else {
+            ditems[i] = make_item(key);
+            all = all && assoc_insert(ditems[i], hv) == 1;
+        }
+        item_unlock(hv);
+    }
+    ok(all, "%d keys indexed, half of them N items", N);
+
+    struct assoc_stats st;
+    assoc_get_stats(&st);
+    unsigned int power0 = st.hash_power_level;
+    ok(assoc_expand_now() && assoc_expand_now(),
+       "the index grows twice with N items in it (their hash is read from "
+       "NVM)");
+    assoc_get_stats(&st);
+    ok(st.hash_power_level == power0 + 2 && st.items == N,
+       "power %u -> %u, %llu items", power0, st.hash_power_level,
+       (unsigned long long)st.items);
+
+    unsigned int found_n = 0, found_d = 0, d_only_skips = 0, exact = 0;
+    for (unsigned int i = 0; i < N; i++) {
+        struct nitem_probe p;
+        key_of(i, key, sizeof(key));
+        size_t nkey = strlen(key);
+        uint64_t hv = hash_key(key, nkey);
+        item_lock(hv);
+        uint64_t before = lines_read();
+        uint64_t *locp = assoc_find_loc(key, nkey, hv, &p);
+        uint64_t used = lines_read() - before;
+        if (i % 2 == 0) {
+            if (locp != NULL && hd_loc_is_n(*locp)
+                    && hd_n_offset(*locp) == offs[i] && p.off == offs[i]
+                    && nitem_probe_matches(&p, key, nkey)
+                    && hd_n_counter(*locp) == 3) {
+                found_n++;
+            }
+            /* the probe reads the item's first lines, up to the line
+             * after its key, and nothing else (no signature clash here) */
+            if (used == nvm_lines_spanned((char *)nvm_zone.base + offs[i],
+                                          p.len)) {
+                exact++;
+            }
+            if (assoc_find(key, nkey, hv) == NULL) {
+                d_only_skips++;
+            }
+        } else if (locp != NULL && hd_loc_to_item(*locp) == ditems[i]
+                && used == 0) {
+            found_d++;
+        }
+        item_unlock(hv);
+    }
+    ok(found_n == N / 2, "every N key found after growth, metadata intact "
+       "(%u)", found_n);
+    ok(found_d == N / 2, "every D key found, with no NVM read (%u)", found_d);
+    ok(exact == N / 2, "an N lookup reads exactly its probe's lines");
+    ok(d_only_skips == N / 2, "assoc_find (D only) does not return N keys");
+
+    /* find by offset, delete by slot */
+    key_of(42, key, sizeof(key));
+    uint64_t hv = hash_key(key, strlen(key));
+    item_lock(hv);
+    uint64_t *by_off = assoc_find_noff(hv, offs[42]);
+    uint64_t *by_key = assoc_find_loc(key, strlen(key), hv, NULL);
+    ok(by_off != NULL && by_off == by_key,
+       "assoc_find_noff finds the slot by its offset, without NVM");
+    *by_off = hd_n_set_ref(*by_off, true);
+    ok(hd_n_ref(*assoc_find_loc(key, strlen(key), hv, NULL)),
+       "metadata written through the slot pointer is seen by lookups");
+    assoc_delete_loc(by_off, hv);
+    ok(assoc_find_loc(key, strlen(key), hv, NULL) == NULL
+       && assoc_find_noff(hv, offs[42]) == NULL,
+       "assoc_delete_loc removes the slot");
+    item_unlock(hv);
+    assoc_get_stats(&st);
+    ok(st.items == N - 1, "item count follows");
+
+    assoc_destroy();
+    slabs_tier_destroy();
+    slabs_destroy();
+    for (unsigned int i = 1; i < N; i += 2) {
+        free(ditems[i]);
+    }
+}
+
 int main(void)
 {
     unit_settings_defaults();
@@ -348,5 +520,7 @@ int main(void)
     test_growth();
     test_concurrent_growth();
     test_bytes_per_item();
+    test_n_word();
+    test_n_slots();
     return done_testing();
 }

@@ -213,7 +213,7 @@ static void test_bumping(void)
        "a counter reaching the next power of two moves it up at once");
     q->counter = 1;                           /* decay */
     item_lock(hv_of(q));
-    bool moved = mq_relevel(q);
+    bool moved = mq_relevel(q, q->counter);
     item_unlock(hv_of(q));
     ok(moved && q->mq_level == 0, "re-levelling after decay moves it down");
     unlink_locked(p);
@@ -257,10 +257,31 @@ static void test_cursor(void)
     }
 }
 
+/* Q comes from settings.tier_mq_queues: counters saturate in queue Q-1. */
+static void test_levels_from_settings(void)
+{
+    settings.tier_mq_queues = 4;
+    mq_init();
+    ok(mq_queues() == 4, "tier_mq_queues=4 gives 4 queues");
+    ok(mq_level_for_counter(4) == 2 && mq_level_for_counter(7) == 2,
+       "counters 4..7 still sit in queue 2");
+    ok(mq_level_for_counter(8) == 3 && mq_level_for_counter(65535) == 3,
+       "from 2^(Q-1) = 8 up everything is in the last queue, 3");
+    settings.tier_mq_queues = 16;
+    mq_init();
+    ok(mq_queues() == 16 && mq_level_for_counter(32768) == 15
+       && mq_level_for_counter(32767) == 14, "tier_mq_queues=16: 16 queues");
+    settings.tier_mq_queues = 8;
+    mq_init();
+    ok(mq_queues() == 8 && mq_level_for_counter(128) == 7,
+       "back to the default 8");
+}
+
 int main(void)
 {
     unit_settings_defaults();
     unit_locks_init(LOCK_POWER);
+    test_levels_from_settings();
     mq_init();
     test_levels();
     test_order_and_victims();

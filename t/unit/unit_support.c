@@ -19,6 +19,29 @@ time_t process_started = 1000000;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 LIBEVENT_THREAD *threads;
+struct nvm_zone nvm_zone;
+
+const char *tier_policy_name(enum tier_policy p)
+{
+    static const char *const names[] = { "hmcached", "uni", "tlc", "dram",
+                                         "nvm" };
+    return (unsigned int)p < sizeof(names) / sizeof(names[0]) ? names[p]
+                                                               : "?";
+}
+
+void unit_nvm_open(size_t size)
+{
+    char err[256];
+    if (nvm_zone.base != NULL) {
+        nvm_zone_close(&nvm_zone);
+    }
+    nvm_config_init(&settings.nvm);
+    settings.nvm.size = size;
+    if (nvm_zone_open(&settings.nvm, &nvm_zone, err, sizeof(err)) != 0) {
+        fprintf(stderr, "cannot open the N-zone: %s\n", err);
+        exit(2);
+    }
+}
 
 static pthread_mutex_t *item_locks;
 static uint64_t item_lock_mask;
@@ -38,6 +61,15 @@ void unit_settings_defaults(void)
     settings.lru_crawler = false;
     settings.lru_crawler_sleep = 0;
     settings.lru_crawler_tocrawl = 0;
+    /* memcached.c's tier defaults; no N-zone */
+    nvm_config_init(&settings.nvm);
+    settings.tier_policy = TIER_POLICY_HMCACHED;
+    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier_promote_async = true;
+    settings.tier_threshold_init = 4;
+    settings.tier_adjust_period = 100000;
+    settings.tier_decay_period = 1000000;
+    settings.tier_mq_queues = 8;
 }
 
 void unit_locks_init(unsigned int power)

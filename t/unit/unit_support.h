@@ -18,6 +18,10 @@ void unit_settings_defaults(void);
  * index's initial hash power. */
 void unit_locks_init(unsigned int power);
 
+/* Open an anonymous N-zone of size bytes as nvm_zone (settings.nvm set
+ * accordingly); closes the previous one. */
+void unit_nvm_open(size_t size);
+
 /* TAP */
 void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,141 @@
+/*
+ * clock_nvm.c: CLOCK replacement of the N-zone (HMCached section 3.4,
+ * "Clock Based Object Replacement for the N-zone"; DESIGN section 5).
+ *
+ * Owns one hand per slab class (a position: zone page, chunk in page) and
+ * the sweep counters.  The reference bits live in the index's location
+ * words, the used-chunk bitmap in slabs_tier.c; the sweep keeps no list
+ * and writes nothing to NVM.
+ *
+ * Locks:
+ *   - hand[id].lock guards the class's hand and counters; taken inside
+ *     item locks (a store that needs an N chunk holds its own), so with it
+ *     held item locks are only ever trylocked.
+ *   - A candidate's slot is read and changed under its item lock (trylock).
+ *   - The header of a candidate is read before its item lock is held (its
+ *     hash is what names the lock).  A linked item's hash never changes,
+ *     so a garbage read (a chunk being written or freed meanwhile) just
+ *     finds no slot; expiry fields are read again under the lock before a
+ *     dead item is reclaimed, since touch may have just moved them.
+ *
+ * Deliberately different from the paper: an expired or flushed item is
+ * reclaimed when the hand reaches it even if its bit is set (memcached
+ * reclaims dead items first too), and under -M (may_evict false) only
+ * dead items are taken.
+ */
+#include "clock_nvm.h"
+
+#include "hash_desc.h"
+#include "slabs.h"
+
+struct hand {
+    pthread_mutex_t lock;
+    uint64_t page;
+    unsigned int chunk;
+    struct clock_nvm_stats st;
+};
+
+static struct hand hands[MAX_NUMBER_OF_SLAB_CLASSES];
+static struct clock_nvm_ops clock_ops;
+
+void clock_nvm_init(const struct clock_nvm_ops *ops)
+{
+    clock_ops = *ops;
+    for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
+        pthread_mutex_init(&hands[i].lock, NULL);
+        hands[i].page = 0;
+        hands[i].chunk = 0;
+        memset(&hands[i].st, 0, sizeof(hands[i].st));
+    }
+}
+
+/* Judge the used chunk at off (hand lock held).  True when it is now the
+ * caller's. */
+static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
+{
+    nitem_hdr hdr;
+    size_t need = clock_ops.header_bytes();
+    memset(&hdr, 0, sizeof(hdr));
+    nitem_read_header(off, &hdr, need);
+    h->st.examined++;
+    if (item_trylock(hdr.hv) != 0) {
+        h->st.busy++;
+        return false;
+    }
+    uint64_t *locp = assoc_find_noff(hdr.hv, off);
+    bool taken = false;
+    if (locp != NULL) {
+        bool dead = clock_ops.is_dead(&hdr, *locp);
+        if (dead) {
+            nitem_read_header(off, &hdr, need);
+            dead = clock_ops.is_dead(&hdr, *locp);
+        }
+        if (!dead && hd_n_ref(*locp)) {
+            *locp = hd_n_set_ref(*locp, false);
+            h->st.second_chances++;
+        } else if (dead || may_evict) {
+            clock_ops.unlink(locp, hdr.hv, &hdr, dead);
+            taken = true;
+        }
+    }
+    item_unlock(hdr.hv);
+    return taken;
+}
+
+bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
+{
+    if (id >= MAX_NUMBER_OF_SLAB_CLASSES || !slabs_tier_active()) {
+        return false;
+    }
+    unsigned int perslab = slabs_chunks_per_page(id);
+    unsigned int size = slabs_chunk_size(id);
+    size_t psize = slabs_tier_page_size();
+    struct hand *h = &hands[id];
+    bool found = false;
+
+    pthread_mutex_lock(&h->lock);
+    uint64_t pages = slabs_tier_pages_used();
+    /* Two turns of the class's chunks: the first may only clear bits. */
+    uint64_t budget = 2 * (uint64_t)slabs_tier_class_pages(id) * perslab + 1;
+    /* Every page boundary also costs a step, so the loop ends even when
+     * the class owns no page. */
+    uint64_t page_steps = 2 * pages + 2;
+    while (budget > 0 && page_steps > 0) {
+        if (h->page >= pages) {
+            h->page = 0;
+            h->chunk = 0;
+        }
+        if (h->chunk >= perslab
+                || slabs_tier_clsid(h->page * psize) != id) {
+            h->page++;
+            h->chunk = 0;
+            page_steps--;
+            continue;
+        }
+        unsigned int c = h->chunk++;
+        if (!slabs_tier_chunk_used(h->page, c)) {
+            continue;
+        }
+        budget--;
+        uint64_t at = h->page * psize + (uint64_t)c * size;
+        if (do_visit(h, at, may_evict)) {
+            *off = at;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    return found;
+}
+
+void clock_nvm_get_stats(struct clock_nvm_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
+        pthread_mutex_lock(&hands[id].lock);
+        out->examined += hands[id].st.examined;
+        out->second_chances += hands[id].st.second_chances;
+        out->busy += hands[id].st.busy;
+        pthread_mutex_unlock(&hands[id].lock);
+    }
+}

@@ -1,0 +1,46 @@
+/*
+ * clock_nvm.h: CLOCK replacement for N-zone items (clock_nvm.c).
+ *
+ * One hand per slab class sweeps the class's N chunks in zone order.  The
+ * CLOCK reference bit of an item is in its location word (hash_desc.h), so
+ * a hit sets it without writing NVM; the sweep reads only a candidate's
+ * header (its hash, times and sizes) to find its slot.
+ */
+#ifndef CLOCK_NVM_H
+#define CLOCK_NVM_H
+
+#include "memcached.h"
+#include "slabs_tier.h"
+
+/* The storage engine's side (items.c), called with the candidate's item
+ * lock held:
+ *   is_dead: is the item (header h, location word loc) expired or flushed?
+ *   unlink:  remove it from the index and the accounting, as reclaimed
+ *            (dead) or evicted; its chunk stays allocated for the caller. */
+struct clock_nvm_ops {
+    bool (*is_dead)(const nitem_hdr *h, uint64_t loc);
+    void (*unlink)(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
+                   bool dead);
+    /* header bytes the dead check needs now (NITEM_SWEEP_BYTES[_CAS]) */
+    size_t (*header_bytes)(void);
+};
+
+void clock_nvm_init(const struct clock_nvm_ops *ops);
+
+/* Free one chunk of class id by sweeping: dead items are reclaimed
+ * whatever their bit, a set bit is cleared and the item passed over, an
+ * item with a clear bit is evicted (only when may_evict).  Items whose
+ * stripe is busy (item_trylock) are passed over.  On success the chunk at
+ * *off is the caller's, still marked used in the bitmap.  The caller may
+ * hold one item lock (its own stripe is then passed over). */
+bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off);
+
+struct clock_nvm_stats {
+    uint64_t examined;           /* candidates whose header was read */
+    uint64_t second_chances;     /* reference bits cleared */
+    uint64_t busy;               /* candidates passed over: lock busy */
+};
+/* Sums over every class. */
+void clock_nvm_get_stats(struct clock_nvm_stats *out);
+
+#endif

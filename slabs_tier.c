@@ -1,0 +1,405 @@
+/*
+ * slabs_tier.c: the N-zone pages of the slab classes, their chunks, and
+ * the reads and writes of whole N items (HMCached section 3.1: "each slab
+ * class is composed of both DRAM and NVM"; DESIGN sections 3 and 4).
+ *
+ * Owns: the page table of the N-zone (which class owns each page), one
+ * DRAM bitmap of used chunks per page, per class a stack of its pages that
+ * have free chunks, and the zone's accounting.  Every byte of the N-zone
+ * is touched through nvm.h, charged to the class that owns it.
+ *
+ * Locks:
+ *   - tier_lock guards page assignment, free counts, the free-page stacks
+ *     and every change of a bitmap.  It is a leaf: taken inside item locks
+ *     and CLOCK locks, never the other way round.
+ *   - Readers that must not take it (the CLOCK hand skipping free chunks,
+ *     lookups finding the class of an offset) read the page's class and
+ *     bitmap words with atomic loads.  A page's class and bitmap are
+ *     published (release) before any of its chunks is handed out, and a
+ *     page never changes class, so a reader holding an offset it found in
+ *     the index (under the item lock) always sees them.
+ *   - The nitem_* helpers touch only the chunk of an item whose item lock
+ *     the caller holds, so they need no lock of their own.
+ *
+ * Deliberate differences from the paper and from the first design note:
+ *   - No free list of chunk offsets: the used-chunk bitmap the CLOCK hand
+ *     needs anyway doubles as the free list (per page a free count and a
+ *     lowest-free-word hint; per class a stack of pages with free chunks).
+ *     That costs one bit of DRAM per chunk instead of 8 bytes per free
+ *     chunk, and a new page costs no carving work.
+ *   - Pages are not moved between classes in the N-zone (only D pages are
+ *     reassigned, by slabs.c).
+ */
+#include "slabs_tier.h"
+
+#include "slabs.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The location word keeps offset / 8 in 35 bits (hash_desc.h). */
+#define ZONE_ADDRESSABLE ((uint64_t)1 << 38)
+
+struct npage {
+    _Atomic(_Atomic uint64_t *) bits;  /* used chunks; NULL: not given */
+    _Atomic uint8_t clsid;
+    bool on_free_stack;
+    uint32_t free;               /* free chunks */
+    uint32_t hint;               /* words below it have no free chunk */
+    uint32_t next_free;          /* free-page stack link: page + 1 */
+};
+
+struct nclass {
+    uint32_t free_head;          /* page + 1 of a page with free chunks */
+    unsigned int npages;
+    uint64_t free_chunks;
+};
+
+static struct {
+    bool active;
+    size_t page_size;
+    uint64_t pages_total;
+    _Atomic uint64_t pages_used;
+    struct npage *pages;
+    struct nclass cls[MAX_NUMBER_OF_SLAB_CLASSES];
+    uint64_t bitmap_bytes;
+} tz;
+
+static pthread_mutex_t tier_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *zone_ptr(uint64_t off)
+{
+    return (char *)nvm_zone.base + off;
+}
+
+static uint64_t round_line(uint64_t off)
+{
+    return (off + NVM_LINE_SIZE - 1) & ~(uint64_t)(NVM_LINE_SIZE - 1);
+}
+
+/* ---- start-up ---- */
+
+void slabs_tier_init(void)
+{
+    memset(&tz, 0, sizeof(tz));
+    if (nvm_zone.base == NULL || nvm_zone.size == 0) {
+        return;
+    }
+    tz.page_size = slabs_page_size();
+    uint64_t usable = settings.nvm.size < nvm_zone.size ? settings.nvm.size
+                                                        : nvm_zone.size;
+    if (usable > ZONE_ADDRESSABLE) {
+        fprintf(stderr, "N-zone: using the first %llu GiB of %llu GiB (the"
+                " index addresses 256 GiB)\n",
+                (unsigned long long)(ZONE_ADDRESSABLE >> 30),
+                (unsigned long long)(usable >> 30));
+        usable = ZONE_ADDRESSABLE;
+    }
+    tz.pages_total = usable / tz.page_size;
+    if (tz.pages_total == 0) {
+        return;
+    }
+    tz.pages = calloc(tz.pages_total, sizeof(*tz.pages));
+    if (tz.pages == NULL) {
+        /* Start-up, not a client request. */
+        fprintf(stderr, "Failed to allocate the N-zone page table\n");
+        exit(EXIT_FAILURE);
+    }
+    tz.active = true;
+}
+
+void slabs_tier_destroy(void)
+{
+    for (uint64_t i = 0; i < atomic_load(&tz.pages_used); i++) {
+        free((void *)atomic_load(&tz.pages[i].bits));
+    }
+    free(tz.pages);
+    memset(&tz, 0, sizeof(tz));
+}
+
+bool slabs_tier_active(void)
+{
+    return tz.active;
+}
+
+/* ---- allocation (tier_lock held) ---- */
+
+static void do_push_free_page(unsigned int id, uint64_t page)
+{
+    struct npage *pg = &tz.pages[page];
+    if (!pg->on_free_stack) {
+        pg->next_free = tz.cls[id].free_head;
+        tz.cls[id].free_head = (uint32_t)(page + 1);
+        pg->on_free_stack = true;
+    }
+}
+
+static bool do_new_page(unsigned int id)
+{
+    uint64_t page = atomic_load_explicit(&tz.pages_used,
+                                         memory_order_relaxed);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    if (!tz.active || page >= tz.pages_total || perslab == 0) {
+        return false;
+    }
+    size_t nwords = (perslab + 63) / 64;
+    _Atomic uint64_t *bits = calloc(nwords, sizeof(*bits));
+    if (bits == NULL) {
+        return false;
+    }
+    struct npage *pg = &tz.pages[page];
+    atomic_store_explicit(&pg->clsid, (uint8_t)id, memory_order_relaxed);
+    atomic_store_explicit(&pg->bits, bits, memory_order_release);
+    pg->free = perslab;
+    pg->hint = 0;
+    tz.bitmap_bytes += nwords * sizeof(*bits);
+    atomic_store_explicit(&tz.pages_used, page + 1, memory_order_release);
+    tz.cls[id].npages++;
+    tz.cls[id].free_chunks += perslab;
+    do_push_free_page(id, page);
+    return true;
+}
+
+static bool do_alloc(unsigned int id, uint64_t *off)
+{
+    struct nclass *c = &tz.cls[id];
+    if (c->free_head == 0 && !do_new_page(id)) {
+        return false;
+    }
+    uint64_t page = c->free_head - 1;
+    struct npage *pg = &tz.pages[page];
+    _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
+                                                  memory_order_relaxed);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    uint32_t nwords = (perslab + 63) / 64;
+    for (uint32_t w = pg->hint; w < nwords; w++) {
+        uint64_t word = atomic_load_explicit(&bits[w], memory_order_relaxed);
+        uint64_t valid = (w + 1) * 64 <= perslab
+            ? ~(uint64_t)0 : ((uint64_t)1 << (perslab % 64)) - 1;
+        uint64_t freebits = ~word & valid;
+        if (freebits == 0) {
+            continue;
+        }
+        unsigned int b = (unsigned int)__builtin_ctzll(freebits);
+        atomic_store_explicit(&bits[w], word | ((uint64_t)1 << b),
+                              memory_order_relaxed);
+        pg->hint = w;
+        pg->free--;
+        c->free_chunks--;
+        if (pg->free == 0) {
+            c->free_head = pg->next_free;
+            pg->on_free_stack = false;
+        }
+        *off = page * tz.page_size
+            + ((uint64_t)w * 64 + b) * slabs_chunk_size(id);
+        return true;
+    }
+    /* free > 0 promised a bit: the page's counts are wrong; drop it from
+     * the stack rather than loop. */
+    c->free_head = pg->next_free;
+    pg->on_free_stack = false;
+    return false;
+}
+
+bool slabs_tier_alloc(unsigned int id, uint64_t *off)
+{
+    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+        return false;
+    }
+    pthread_mutex_lock(&tier_lock);
+    bool ok = do_alloc(id, off);
+    pthread_mutex_unlock(&tier_lock);
+    return ok;
+}
+
+bool slabs_tier_can_alloc(unsigned int id)
+{
+    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+        return false;
+    }
+    pthread_mutex_lock(&tier_lock);
+    bool ok = tz.cls[id].free_chunks > 0
+        || atomic_load(&tz.pages_used) < tz.pages_total;
+    pthread_mutex_unlock(&tier_lock);
+    return ok;
+}
+
+void slabs_tier_free(uint64_t off)
+{
+    uint64_t page = off / tz.page_size;
+    if (!tz.active || page >= tz.pages_total) {
+        return;
+    }
+    struct npage *pg = &tz.pages[page];
+    pthread_mutex_lock(&tier_lock);
+    unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
+    _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
+                                                  memory_order_relaxed);
+    uint64_t chunk = (off - page * tz.page_size) / slabs_chunk_size(id);
+    uint64_t mask = (uint64_t)1 << (chunk % 64);
+    uint64_t word = atomic_load_explicit(&bits[chunk / 64],
+                                         memory_order_relaxed);
+    if (word & mask) {
+        atomic_store_explicit(&bits[chunk / 64], word & ~mask,
+                              memory_order_relaxed);
+        pg->free++;
+        tz.cls[id].free_chunks++;
+        if (chunk / 64 < pg->hint) {
+            pg->hint = (uint32_t)(chunk / 64);
+        }
+        do_push_free_page(id, page);
+    }
+    pthread_mutex_unlock(&tier_lock);
+}
+
+unsigned int slabs_tier_clsid(uint64_t off)
+{
+    uint64_t page = tz.page_size ? off / tz.page_size : 0;
+    if (!tz.active || page >= tz.pages_total) {
+        return 0;
+    }
+    return atomic_load_explicit(&tz.pages[page].clsid, memory_order_relaxed);
+}
+
+/* ---- CLOCK support ---- */
+
+uint64_t slabs_tier_pages_used(void)
+{
+    return atomic_load_explicit(&tz.pages_used, memory_order_acquire);
+}
+
+size_t slabs_tier_page_size(void)
+{
+    return tz.page_size;
+}
+
+bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk)
+{
+    _Atomic uint64_t *bits = atomic_load_explicit(&tz.pages[page].bits,
+                                                  memory_order_acquire);
+    return bits != NULL
+        && (atomic_load_explicit(&bits[chunk / 64], memory_order_relaxed)
+            >> (chunk % 64)) & 1;
+}
+
+/* ---- whole items ---- */
+
+/* End of the chunk holding off (an item never crosses it). */
+static uint64_t chunk_end(uint64_t off, unsigned int id)
+{
+    unsigned int size = slabs_chunk_size(id);
+    if (size == 0) {
+        return nvm_zone.size;
+    }
+    uint64_t page = off / tz.page_size * tz.page_size;
+    return page + ((off - page) / size + 1) * size;
+}
+
+void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    uint64_t end = round_line(off + sizeof(nitem_hdr) + nkey + 1);
+    uint64_t limit = chunk_end(off, id);
+    if (end > limit) {
+        end = limit;
+    }
+    p->off = off;
+    p->clsid = id;
+    p->len = (uint32_t)(end - off);
+    nvm_read_cls(id, p->u.buf, zone_ptr(off), p->len);
+}
+
+void nitem_read_body(const struct nitem_probe *p, char *body)
+{
+    size_t total = nitem_ntotal(p->u.hdr.nkey, p->u.hdr.nbytes);
+    size_t have = p->len < total ? p->len : total;
+    memcpy(body, p->u.buf + sizeof(nitem_hdr), have - sizeof(nitem_hdr));
+    if (total > have) {
+        nvm_read_cls(p->clsid, body + (have - sizeof(nitem_hdr)),
+                     zone_ptr(p->off + have), total - have);
+    }
+}
+
+void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
+                 size_t bodylen)
+{
+    char head[sizeof(nitem_hdr) + NVM_LINE_SIZE];
+    unsigned int id = h->clsid;
+    size_t total = sizeof(nitem_hdr) + bodylen;
+    size_t first = (size_t)(round_line(off + sizeof(nitem_hdr)) - off);
+    if (first > total) {
+        first = total;
+    }
+    /* The header and the body's bytes in the header's last line go out in
+     * one write, the rest in another: each line is written once. */
+    memcpy(head, h, sizeof(nitem_hdr));
+    memcpy(head + sizeof(nitem_hdr), body, first - sizeof(nitem_hdr));
+    nvm_write_cls(id, zone_ptr(off), head, first);
+    if (total > first) {
+        nvm_write_cls(id, zone_ptr(off + first),
+                      body + (first - sizeof(nitem_hdr)), total - first);
+    }
+}
+
+void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n)
+{
+    if (n > sizeof(*h)) {
+        n = sizeof(*h);
+    }
+    nvm_read_cls(slabs_tier_clsid(off), h, zone_ptr(off), n);
+}
+
+void nitem_write_exptime(uint64_t off, rel_time_t exptime)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  zone_ptr(off + offsetof(nitem_hdr, exptime)),
+                  &exptime, sizeof(exptime));
+}
+
+void nitem_write_cas(uint64_t off, uint64_t cas)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  zone_ptr(off + offsetof(nitem_hdr, cas)),
+                  &cas, sizeof(cas));
+}
+
+uint64_t nitem_lines(uint64_t off, size_t ntotal)
+{
+    return nvm_lines_spanned(zone_ptr(off), ntotal);
+}
+
+/* ---- accounting ---- */
+
+void slabs_tier_get_totals(struct slabs_tier_totals *out)
+{
+    pthread_mutex_lock(&tier_lock);
+    out->pages_total = tz.pages_total;
+    out->pages_used = atomic_load(&tz.pages_used);
+    out->zone_limit = tz.pages_total * tz.page_size;
+    out->zone_used = out->pages_used * tz.page_size;
+    out->bitmap_bytes = tz.bitmap_bytes;
+    pthread_mutex_unlock(&tier_lock);
+}
+
+unsigned int slabs_tier_class_pages(unsigned int id)
+{
+    if (id >= MAX_NUMBER_OF_SLAB_CLASSES) {
+        return 0;
+    }
+    pthread_mutex_lock(&tier_lock);
+    unsigned int n = tz.cls[id].npages;
+    pthread_mutex_unlock(&tier_lock);
+    return n;
+}
+
+uint64_t slabs_tier_class_free_chunks(unsigned int id)
+{
+    if (id >= MAX_NUMBER_OF_SLAB_CLASSES) {
+        return 0;
+    }
+    pthread_mutex_lock(&tier_lock);
+    uint64_t n = tz.cls[id].free_chunks;
+    pthread_mutex_unlock(&tier_lock);
+    return n;
+}

@@ -1,0 +1,137 @@
+/*
+ * slabs_tier.h: the N-zone side of the slab allocator (slabs_tier.c) and
+ * the layout of an item stored there.
+ *
+ * The N-zone mapping (nvm_zone, opened by main() before storage_init) is
+ * carved into pages of the D-zone's page size; a slab class takes N pages
+ * on demand until the zone is used up, exactly as it takes D pages up to
+ * -m, and an N chunk has the size of the class's D chunk, so an item can
+ * move between the zones without changing class.  Free and used chunks are
+ * tracked in DRAM only (one bit per chunk): nothing of the allocator lives
+ * in NVM.  Chunks are named by their byte offset from nvm_zone.base.
+ *
+ * All functions take the tier lock themselves, except the nitem_* helpers,
+ * which touch only the item they are given (the caller holds its item
+ * lock) and read the page table without a lock (see slabs_tier.c).
+ */
+#ifndef SLABS_TIER_H
+#define SLABS_TIER_H
+
+#include "memcached.h"
+
+#include <string.h>
+
+/* ---- an item in the N-zone ----
+ * header, key, NUL, value ("\r\n" included), 8-byte aligned.  Only what a
+ * store or a migration writes lives here: the hot metadata (access
+ * counter, CLOCK bit, fetched/token/stale flags, decay epoch, last access)
+ * is in the item's location word in the index (hash_desc.h).  The fields a
+ * CLOCK sweep needs come first so that it reads as little as it can. */
+typedef struct {
+    uint64_t hv;                  /* hash_key(key): index growth, CLOCK */
+    rel_time_t time;              /* when stored or demoted; last access =
+                                   * time + the location word's delta */
+    rel_time_t exptime;           /* 0 = never */
+    uint32_t nbytes;              /* value length including "\r\n" */
+    uint8_t nkey;
+    uint8_t clsid;
+    uint16_t flags;               /* persistent it_flags: ITEM_KEY_BINARY */
+    uint64_t cas;
+    client_flags_t client_flags;
+    uint32_t pad_;
+} nitem_hdr;
+
+_Static_assert(sizeof(nitem_hdr) <= sizeof(item),
+               "an N item fits the chunk of its D-sized class");
+_Static_assert(sizeof(nitem_hdr) % 8 == 0, "N items stay 8-byte aligned");
+
+/* Bytes of the header a CLOCK sweep reads: hv .. flags (cas as well while
+ * a flush_all with cas is in force). */
+#define NITEM_SWEEP_BYTES 24
+#define NITEM_SWEEP_BYTES_CAS 32
+
+static inline size_t nitem_ntotal(size_t nkey, size_t nbytes)
+{
+    return sizeof(nitem_hdr) + nkey + 1 + nbytes;
+}
+
+/* What a lookup reads of an N candidate: the item from its first byte up
+ * to the first line boundary after header+key+NUL (or the chunk's end),
+ * so the key can be confirmed and the rest of the item read from that
+ * boundary on without touching any line twice. */
+#define NITEM_PROBE_MAX 384
+struct nitem_probe {
+    uint64_t off;                 /* the item's offset in the N-zone */
+    unsigned int clsid;           /* the class owning its chunk */
+    uint32_t len;                 /* bytes of the item in buf */
+    union {
+        nitem_hdr hdr;
+        char buf[NITEM_PROBE_MAX];
+    } u;
+};
+
+/* Read the probe of the item at off for a key of nkey bytes (counted). */
+void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p);
+/* True when the probed item holds key. */
+static inline bool nitem_probe_matches(const struct nitem_probe *p,
+                                       const char *key, size_t nkey)
+{
+    return p->u.hdr.nkey == nkey
+        && memcmp(p->u.buf + sizeof(nitem_hdr), key, nkey) == 0;
+}
+/* Copy the probed item's key, NUL and value to body (nkey + 1 + nbytes
+ * bytes): what the probe holds, then the rest from NVM (counted). */
+void nitem_read_body(const struct nitem_probe *p, char *body);
+/* Write a whole item (header + body) with as many line writes as it
+ * spans. */
+void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
+                 size_t bodylen);
+/* Read the first n bytes of the header at off (CLOCK, index growth). */
+void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n);
+/* Rewrite one header field (touch/gat exptime, meta delete's cas). */
+void nitem_write_exptime(uint64_t off, rel_time_t exptime);
+void nitem_write_cas(uint64_t off, uint64_t cas);
+/* 64-byte lines the item of ntotal N bytes at off spans. */
+uint64_t nitem_lines(uint64_t off, size_t ntotal);
+
+/* ---- the allocator ---- */
+
+/* Carve nvm_zone (settings.nvm.size > 0) into pages; a no-op without an
+ * N-zone.  Call after slabs_init (it uses the class table). */
+void slabs_tier_init(void);
+void slabs_tier_destroy(void);
+/* True when the allocator has an N-zone to give chunks from. */
+bool slabs_tier_active(void);
+
+/* A free chunk of class id (taking a new N page when the class has none
+ * free); false when the class has no free chunk and the zone no page. */
+bool slabs_tier_alloc(unsigned int id, uint64_t *off);
+/* Whether slabs_tier_alloc would succeed now (no eviction needed). */
+bool slabs_tier_can_alloc(unsigned int id);
+void slabs_tier_free(uint64_t off);
+/* Class of the page holding off (0 when the page is not in use). */
+unsigned int slabs_tier_clsid(uint64_t off);
+
+/* ---- for the CLOCK hand (clock_nvm.c) ----
+ * Zone pages are handed out in order, so pages [0, slabs_tier_pages_used())
+ * belong to classes; a page keeps its class for the server's life. */
+uint64_t slabs_tier_pages_used(void);
+size_t slabs_tier_page_size(void);
+/* Whether chunk `chunk` of zone page `page` holds an allocated chunk
+ * (a relaxed read of the bitmap: may be stale, callers re-check under the
+ * item lock). */
+bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk);
+
+/* ---- accounting ---- */
+struct slabs_tier_totals {
+    uint64_t zone_limit;         /* bytes the allocator may hand out */
+    uint64_t zone_used;          /* bytes of pages given to classes */
+    uint64_t pages_total;
+    uint64_t pages_used;
+    uint64_t bitmap_bytes;       /* DRAM of the chunk bitmaps */
+};
+void slabs_tier_get_totals(struct slabs_tier_totals *out);
+unsigned int slabs_tier_class_pages(unsigned int id);
+uint64_t slabs_tier_class_free_chunks(unsigned int id);
+
+#endif

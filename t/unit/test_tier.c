@@ -1,0 +1,404 @@
+/*
+ * test_tier.c: the tiered storage engine (items.c over slabs_tier.c,
+ * clock_nvm.c, hash_desc.c and migrate.c) with an anonymous N-zone:
+ * placement, exact NVM line counts of an N GET hit, snapshots, metadata
+ * written through to N items, demotion keeping value/flags/cas/exptime,
+ * synchronous promotion, CLOCK order (second chance, dead items first),
+ * the tier counters of `stats tier`, and the DRAM-only fallback.
+ */
+#include "items.h"
+#include "hash_desc.h"
+#include "migrate.h"
+#include "slabs.h"
+#include "slabs_tier.h"
+#include "unit_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static LIBEVENT_THREAD *t;
+
+static void nvm_counts(uint64_t *r, uint64_t *w)
+{
+    nvm_stats_sum(r, w);
+}
+
+static enum store_item_type put(const char *key, const char *val,
+                                client_flags_t flags, rel_time_t exptime)
+{
+    size_t nval = strlen(val);
+    item *it = item_alloc(key, strlen(key), flags, exptime, (int)nval + 2);
+    if (it == NULL) {
+        return NO_MEMORY;
+    }
+    memcpy(ITEM_data(it), val, nval);
+    memcpy(ITEM_data(it) + nval, "\r\n", 2);
+    enum store_item_type ret = store_item(it, NREAD_SET, t, 0, NULL, false);
+    item_remove(it);
+    return ret;
+}
+
+/* 'D', 'N' or 0 (absent); *off gets an N item's offset. */
+static char zone_of(const char *key, uint64_t *off)
+{
+    size_t nkey = strlen(key);
+    uint64_t hv = hash_key(key, nkey);
+    char z = 0;
+    item_lock(hv);
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, NULL);
+    if (locp != NULL) {
+        z = hd_loc_is_n(*locp) ? 'N' : 'D';
+        if (z == 'N' && off != NULL) {
+            *off = hd_n_offset(*locp);
+        }
+    }
+    item_unlock(hv);
+    return z;
+}
+
+static uint64_t word_of(const char *key)
+{
+    size_t nkey = strlen(key);
+    uint64_t hv = hash_key(key, nkey);
+    item_lock(hv);
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, NULL);
+    uint64_t w = locp ? *locp : 0;
+    item_unlock(hv);
+    return w;
+}
+
+static bool value_is(const char *key, const char *want)
+{
+    item *it = item_get(key, strlen(key), t, DONT_UPDATE);
+    bool same = it != NULL && it->nbytes - 2 == strlen(want)
+        && memcmp(ITEM_data(it), want, it->nbytes - 2) == 0
+        && memcmp(ITEM_data(it) + it->nbytes - 2, "\r\n", 2) == 0;
+    item_remove(it);
+    return same;
+}
+
+static uint64_t tier_stat(const char *name)
+{
+    static struct stat_capture cap;
+    char buf[64];
+    cap.len = 0;
+    tier_stats(capture_stat, &cap);
+    const char *v = captured_value(&cap, name, buf, sizeof(buf));
+    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
+static char *make_value(size_t n, char seed)
+{
+    char *v = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (char)('a' + (seed + i * 7) % 26);
+    }
+    v[n] = '\0';
+    return v;
+}
+
+/* Start a fresh engine: D limit dram bytes, N-zone nvm bytes. */
+static void engine_start(size_t dram, size_t nvm)
+{
+    unit_settings_defaults();
+    settings.maxbytes = dram;
+    settings.tier_promote_async = false;
+    unit_nvm_open(nvm);
+    unit_locks_init(10);
+    storage_init();
+    nvm_stats_reset();
+}
+
+static void engine_stop(void)
+{
+    storage_stop_threads();
+    assoc_destroy();
+    slabs_tier_destroy();
+    slabs_destroy();
+}
+
+/* ---- placement and exact line counts ---- */
+
+static void test_get_lines(void)
+{
+    engine_start(4 << 20, 16 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    static const size_t sizes[] = { 1, 10, 23, 24, 63, 64, 100, 500, 1000,
+                                    4000, 9000, 100000 };
+    unsigned int exact = 0, nowrite = 0, intact = 0, n_zone = 0;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (unsigned int j = 0; j < 6; j++) {
+            char key[32];
+            snprintf(key, sizeof(key), "lines:%zu:%u", sizes[i], j);
+            char *val = make_value(sizes[i], (char)j);
+            put(key, val, 5, 0);
+            uint64_t off;
+            if (zone_of(key, &off) == 'N') {
+                n_zone++;
+            }
+            uint64_t r0, w0, r1, w1;
+            nvm_counts(&r0, &w0);
+            item *it = item_get(key, strlen(key), t, DO_UPDATE);
+            nvm_counts(&r1, &w1);
+            size_t ntotal = nitem_ntotal(strlen(key), sizes[i] + 2);
+            if (it != NULL && r1 - r0 == nitem_lines(off, ntotal)) {
+                exact++;
+            } else {
+                diag("%s: %llu lines read, item spans %llu", key,
+                     (unsigned long long)(r1 - r0),
+                     (unsigned long long)nitem_lines(off, ntotal));
+            }
+            if (w1 == w0) {
+                nowrite++;
+            }
+            if (it != NULL && (it->it_flags & ITEM_HEAP)
+                    && it->client_flags == 5 && it->nbytes == sizes[i] + 2
+                    && memcmp(ITEM_data(it), val, sizes[i]) == 0
+                    && memcmp(ITEM_key(it), key, strlen(key) + 1) == 0) {
+                intact++;
+            }
+            item_remove(it);
+            free(val);
+        }
+    }
+    unsigned int n = (unsigned int)(sizeof(sizes) / sizeof(sizes[0]) * 6);
+    ok(n_zone == n, "tier_policy=nvm puts every item in the N-zone");
+    ok(exact == n, "a GET hit of an N item of L lines reads exactly L lines "
+       "(%u of %u)", exact, n);
+    ok(nowrite == n, "a GET hit of an N item writes nothing to NVM");
+    ok(intact == n, "the DRAM snapshot holds key, flags and value");
+
+    uint64_t w = word_of("lines:10:0");
+    ok(hd_n_ref(w) && (hd_n_flags(w) & ITEM_FETCHED)
+       && hd_n_counter(w) == 2,
+       "the hit set the reference bit, fetched, and counter 2 in DRAM");
+    ok(tier_stat("n_items") == n && tier_stat("d_items") == 0,
+       "stats tier: n_items %u, d_items 0", n);
+    ok(tier_stat("n_hits") == 0,
+       "hits without a worker thread are not counted as client requests");
+
+    /* dram_first: a new key goes to D while its class has room */
+    settings.tier_policy = TIER_POLICY_HMCACHED;
+    put("fresh", "in dram", 0, 0);
+    ok(zone_of("fresh", NULL) == 'D', "dram_first places a new key in D");
+    /* a new version of an N key also goes to D while there is room */
+    put("lines:10:1", "now in D", 0, 0);
+    ok(zone_of("lines:10:1", NULL) == 'D' && value_is("lines:10:1",
+                                                       "now in D"),
+       "a new version of an N key moves to D (exclusive: one copy)");
+    ok(tier_stat("n_items") == n - 1, "the old N version is gone");
+    engine_stop();
+}
+
+/* ---- snapshots and write-through ---- */
+
+static void test_write_through(void)
+{
+    engine_start(4 << 20, 16 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    put("wt", "12345", 9, 0);
+    uint64_t off;
+    ok(zone_of("wt", &off) == 'N', "wt stored in N");
+
+    item *it = item_touch("wt", 2, current_time + 500, t);
+    item_remove(it);
+    it = item_get("wt", 2, t, DONT_UPDATE);
+    ok(it != NULL && it->exptime == current_time + 500,
+       "touch of an N item rewrites its exptime in NVM");
+    uint64_t hv = hash_key("wt", 2);
+    item_lock(hv);
+    uint64_t cas = get_cas_id();
+    do_item_set_flags(it, hv, ITEM_STALE | ITEM_TOKEN_SENT, 0);
+    do_item_set_cas(it, hv, cas);
+    item_unlock(hv);
+    item_remove(it);
+    it = item_get("wt", 2, t, DONT_UPDATE);
+    ok(it != NULL && (it->it_flags & ITEM_STALE)
+       && (it->it_flags & ITEM_TOKEN_SENT) && it->cas == cas,
+       "flags (in the slot) and cas (in NVM) written through a snapshot");
+    item_remove(it);
+
+    /* incr of an N item: the value keeps its length like memcached's in
+     * place update when nobody else holds it */
+    put("num", "100", 0, 0);
+    char buf[INCR_MAX_STORAGE_LEN];
+    ok(add_delta(t, "num", 3, false, 91, buf, 0, NULL, NULL) == DELTA_OK
+       && value_is("num", "9  "), "decr of an N item: '9  ' as memcached");
+    item *held = item_get("num", 3, t, DONT_UPDATE);
+    ok(add_delta(t, "num", 3, true, 1, buf, 0, NULL, NULL) == DELTA_OK
+       && value_is("num", "10"),
+       "with a reply holding it, a new item of the exact length");
+    item_remove(held);
+    ok(item_delete("num", 3, 0, t) == DELETE_OK && zone_of("num", NULL) == 0,
+       "delete of an N item");
+    engine_stop();
+}
+
+/* ---- demotion ---- */
+
+static void test_demotion(void)
+{
+    engine_start(1 << 20, 16 << 20);
+    char *val = make_value(900, 1);
+    /* fill the class's one D page; later keys land in N (dram_first) */
+    unsigned int n = 0;
+    char key[32];
+    for (;; n++) {
+        snprintf(key, sizeof(key), "dm:%u", n);
+        put(key, val, n, n == 0 ? current_time + 1000 : 0);
+        if (zone_of(key, NULL) == 'N') {
+            break;
+        }
+    }
+    ok(n > 100, "%u keys fit the class's D page, then N", n);
+    item *first = item_get("dm:0", 4, t, DONT_UPDATE);
+    uint64_t cas0 = first->cas;
+    rel_time_t exp0 = first->exptime;
+    item_remove(first);
+    ok(zone_of("dm:0", NULL) == 'D', "dm:0 is in D");
+
+    /* a new version of a D key needs a D chunk: the MQ victim (queue 0
+     * tail, the oldest: dm:0) is demoted */
+    put("dm:5", val, 5, 0);
+    uint64_t off;
+    ok(zone_of("dm:0", &off) == 'N', "the MQ victim dm:0 was demoted to N");
+    item *it = item_get("dm:0", 4, t, DONT_UPDATE);
+    ok(it != NULL && it->cas == cas0 && it->exptime == exp0
+       && it->client_flags == 0 && it->nbytes == 902
+       && memcmp(ITEM_data(it), val, 900) == 0,
+       "demotion keeps value, flags, cas and exptime");
+    item_remove(it);
+    ok(tier_stat("demotions") == 1 && tier_stat("d_evictions") == 0,
+       "stats tier: demotions 1, no eviction");
+    ok(zone_of("dm:5", NULL) == 'D' && value_is("dm:5", val),
+       "the new version stayed in D");
+    free(val);
+    engine_stop();
+}
+
+/* ---- promotion ---- */
+
+static void test_promotion(void)
+{
+    engine_start(4 << 20, 16 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    put("hot", "warm value", 3, 0);
+    settings.tier_policy = TIER_POLICY_HMCACHED;
+    ok(zone_of("hot", NULL) == 'N', "hot starts in N (counter 1 from SET)");
+    uint32_t threshold = migrate_threshold(slabs_clsid(
+        sizeof(item) + 3 + 1 + 12));
+    unsigned int gets = 0;
+    while (zone_of("hot", NULL) == 'N' && gets < 20) {
+        item_remove(item_get("hot", 3, t, DO_UPDATE));
+        gets++;
+    }
+    ok(zone_of("hot", NULL) == 'D' && gets == threshold,
+       "promoted (sync, free D chunk) at the hit making the counter exceed "
+       "%u: %u gets", threshold, gets);
+    ok(value_is("hot", "warm value"), "the value survived the move");
+    ok(tier_stat("promotions") == 1 && tier_stat("n_items") == 0
+       && tier_stat("d_items") == 1, "stats tier counts the promotion");
+    engine_stop();
+}
+
+/* ---- CLOCK ---- */
+
+/* Keys whose item-lock stripes differ (the sweep trylocks them). */
+static void pick_keys(char keys[][32], unsigned int n, const char *prefix)
+{
+    unsigned int found = 0;
+    for (unsigned int i = 0; found < n; i++) {
+        snprintf(keys[found], 32, "%s%u", prefix, i);
+        uint64_t hv = hash_key(keys[found], strlen(keys[found]));
+        bool clash = false;
+        for (unsigned int j = 0; j < found; j++) {
+            if ((hash_key(keys[j], strlen(keys[j])) & 1023) == (hv & 1023)) {
+                clash = true;
+            }
+        }
+        if (!clash) {
+            found++;
+        }
+    }
+}
+
+static void test_clock(void)
+{
+    /* one N page: the largest class's chunks, a handful per page */
+    engine_start(4 << 20, 1 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    unsigned int id = POWER_SMALLEST;
+    while (slabs_chunks_per_page(id) > 8) {
+        id++;
+    }
+    unsigned int per = slabs_chunks_per_page(id);
+    size_t vlen = slabs_chunk_size(id) - sizeof(item) - 16;
+    char *val = make_value(vlen, 3);
+    char keys[16][32];
+    pick_keys(keys, per + 3, "c");
+    for (unsigned int i = 0; i < per; i++) {
+        put(keys[i], val, i, i == 2 ? current_time + 10 : 0);
+    }
+    ok(tier_stat("n_items") == per, "the page holds %u items", per);
+    /* referenced: 0 and 2; 2 then expires */
+    item_remove(item_get(keys[0], strlen(keys[0]), t, DO_UPDATE));
+    item_remove(item_get(keys[2], strlen(keys[2]), t, DO_UPDATE));
+    current_time += 20;
+
+    put(keys[per], val, 0, 0);
+    ok(zone_of(keys[0], NULL) == 'N' && zone_of(keys[1], NULL) == 0,
+       "second chance: the referenced item 0 survives, 1 is evicted");
+    ok(!hd_n_ref(word_of(keys[0])), "item 0 lost its reference bit");
+    put(keys[per + 1], val, 0, 0);
+    ok(zone_of(keys[2], NULL) == 0 && zone_of(keys[3], NULL) == 'N',
+       "an expired item is reclaimed first, even with its bit set");
+    ok(tier_stat("n_evictions") == 1, "one eviction (the expired one is "
+       "a reclaim)");
+    put(keys[per + 2], val, 0, 0);
+    ok(zone_of(keys[3], NULL) == 0 && zone_of(keys[0], NULL) == 'N',
+       "the hand goes on: item 3 next");
+    ok(value_is(keys[per], val) && value_is(keys[per + 1], val)
+       && value_is(keys[per + 2], val), "the new items read back");
+
+    /* -M: a full N-zone refuses instead of evicting */
+    settings.evict_to_free = 0;
+    uint64_t before = tier_stat("n_evictions");
+    char extra[32];
+    snprintf(extra, sizeof(extra), "%sM", keys[per + 2]);
+    enum store_item_type r = put(extra, val, 0, 0);
+    ok(tier_stat("n_evictions") == before,
+       "-M: no N eviction (store %s)", r == STORED ? "fell back to D"
+                                                   : "refused");
+    settings.evict_to_free = 1;
+    free(val);
+    engine_stop();
+}
+
+/* ---- the N-zone cannot take a value: fallback to D ---- */
+
+static void test_fallback(void)
+{
+    engine_start(4 << 20, 1 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    put("a", "small", 0, 0);               /* takes the only N page */
+    char *big = make_value(50000, 2);       /* another class: no N page */
+    ok(put("b", big, 0, 0) == STORED && zone_of("b", NULL) == 'D'
+       && value_is("b", big), "a class without N pages stores in D");
+    ok(tier_stat("n_fallbacks") == 1, "counted as n_fallbacks");
+    free(big);
+    engine_stop();
+}
+
+int main(void)
+{
+    t = NULL;
+    test_get_lines();
+    test_write_through();
+    test_demotion();
+    test_promotion();
+    test_clock();
+    test_fallback();
+    nvm_zone_close(&nvm_zone);
+    return done_testing();
+}
