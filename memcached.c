@@ -50,7 +50,7 @@ struct settings settings;
 struct nvm_zone nvm_zone;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-volatile rel_time_t current_time;
+_Atomic rel_time_t current_time;
 time_t process_started;
 
 static struct event_base *main_base;
@@ -91,7 +91,7 @@ static void clock_handler(evutil_socket_t fd, short which, void *arg)
     initialized = true;
     evtimer_assign(&clock_event, main_base, clock_handler, NULL);
     evtimer_add(&clock_event, &t);
-    __atomic_store_n(&current_time, clock_now(), __ATOMIC_RELAXED);
+    atomic_store_explicit(&current_time, clock_now(), memory_order_relaxed);
 }
 
 static void clock_init(void)
@@ -105,7 +105,7 @@ static void clock_init(void)
 void clock_debug_shift(int64_t seconds)
 {
     atomic_fetch_add(&clock_shift, seconds);
-    __atomic_store_n(&current_time, clock_now(), __ATOMIC_RELAXED);
+    atomic_store_explicit(&current_time, clock_now(), memory_order_relaxed);
 }
 #endif
 
@@ -2316,6 +2316,9 @@ int main(int argc, char **argv)
     parse_options(argc, argv);
     check_settings();
     raise_limits();
+    /* before dropping privileges: a DAX device or the N-zone file may be
+     * accessible to root only, as a listening port below 1024 would be */
+    open_nvm_zone();
     drop_privileges();
     if (settings.daemonize) {
         daemonize();
@@ -2331,7 +2334,6 @@ int main(int argc, char **argv)
     stats.accepting_conns = true;
     stats.reserved_fds = 5 * (uint64_t)settings.num_threads;
 
-    open_nvm_zone();
     storage_init();
     memcached_thread_init(settings.num_threads, NULL);
     if (storage_start_threads() != 0) {

@@ -205,7 +205,8 @@ static inline bool tier_enabled(void)
 }
 
 /* ---- clock (memcached.c) ---- */
-extern volatile rel_time_t current_time;
+/* Relaxed atomic: written once a second by the clock, read everywhere. */
+extern _Atomic rel_time_t current_time;
 extern time_t process_started;
 rel_time_t realtime(int64_t exptime);
 #ifdef MEMCACHED_DEBUG

@@ -378,17 +378,31 @@ static inline void cpu_relax(void) {
     _mm_pause();
 }
 
-/* TSC ticks per ns against CLOCK_MONOTONIC over ~15 ms.  Each clock read
- * is bracketed by two TSC reads so the pairing error is one clock call. */
+/* One (clock, TSC) pair read as close together as possible: of several
+ * tries, the one whose two bracketing TSC reads are nearest, so that a
+ * preemption or interrupt during a try cannot skew the pairing. */
+static void paired_clock_read(uint64_t *ns, uint64_t *tsc) {
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < 32; i++) {
+        uint64_t before = read_tsc();
+        uint64_t clock_ns = monotonic_ns();
+        uint64_t after = read_tsc();
+        if (after - before < best_width) {
+            best_width = after - before;
+            *ns = clock_ns;
+            *tsc = before + (after - before) / 2;
+        }
+    }
+}
+
+/* TSC ticks per ns against CLOCK_MONOTONIC over ~15 ms.  Only the two end
+ * points are paired; what happens in between (even being descheduled)
+ * advances both clocks alike, so a loaded machine calibrates the same. */
 static double measure_tsc_rate(void) {
-    uint64_t tsc_before = read_tsc();
-    uint64_t start_ns = monotonic_ns();
-    uint64_t start_tsc = tsc_before / 2 + read_tsc() / 2;
-    uint64_t now_ns, now_tsc;
+    uint64_t start_ns, start_tsc, now_ns, now_tsc;
+    paired_clock_read(&start_ns, &start_tsc);
     do {
-        tsc_before = read_tsc();
-        now_ns = monotonic_ns();
-        now_tsc = tsc_before / 2 + read_tsc() / 2;
+        paired_clock_read(&now_ns, &now_tsc);
     } while (now_ns - start_ns < CALIBRATION_NS);
     return (double)(now_tsc - start_tsc) / (double)(now_ns - start_ns);
 }

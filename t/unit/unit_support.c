@@ -14,7 +14,7 @@
 #include <string.h>
 
 struct settings settings;
-volatile rel_time_t current_time = 100;
+_Atomic rel_time_t current_time = 100;
 time_t process_started = 1000000;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
