@@ -2316,10 +2316,10 @@ int main(int argc, char **argv)
     parse_options(argc, argv);
     check_settings();
     raise_limits();
-    /* before dropping privileges: a DAX device or the N-zone file may be
-     * accessible to root only, as a listening port below 1024 would be */
-    open_nvm_zone();
     drop_privileges();
+    /* as the -u user, the way memcached opens its -e memory file: the
+     * device or file must be that user's (doc/nvm.md) */
+    open_nvm_zone();
     if (settings.daemonize) {
         daemonize();
     }
