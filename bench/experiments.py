@@ -65,7 +65,7 @@ TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
 EXPERIMENTS = ("fig4", "fig5", "fig6", "fig7", "fig9", "fig10", "fig11",
-               "fogcached")
+               "fogcached", "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -832,6 +832,56 @@ def exp_fig7(ctx: Ctx) -> list:
     return [r]
 
 
+def exp_choices(ctx: Ctx) -> list:
+    """The two defaults DESIGN section 7 asks us to measure: promotion in
+    the request (sync) or by the tier thread (async), and placement of new
+    keys in D while it has free chunks (dram_first) or in N (the paper)."""
+    sc = ctx.scale
+    r = base_result("choices", "Design choices: promotion mode and placement",
+                    "Not in the paper (it promotes immediately and places "
+                    "new keys in the N-zone); DESIGN section 7 asks for both "
+                    "variants to be measured and one chosen as default.", ctx)
+    if ctx.tier_reason:
+        r["not_available"].append(na("tier stats: " + ctx.tier_reason))
+        return [r]
+    ds = sc.datasets[0]
+    mb, nvm = dram_mb(ds, 0.25), nvm_mb_for(ds)
+    variants = [("async, dram_first (default)", ""),
+                ("sync, dram_first", "tier_promote=sync"),
+                ("async, nvm placement", "tier_placement=nvm"),
+                ("sync, nvm placement", "tier_promote=sync,tier_placement=nvm")]
+    rows = []
+    for g in sc.get_ratios:
+        wl = "%s %d%% GET" % (ds, round(100 * g))
+        ctx.log("choices: " + wl)
+        specs = [tiered(n, ctx, mb, nvm, "hmcached", extra=e)
+                 for n, e in variants]
+        load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+        runs, notes = interleave(specs, lambda s: load, ctx)
+        r["notes"] += notes
+        sums = {n: summarise(v, True) for n, v in runs.items()}
+        ref = sums[variants[0][0]]["throughput"]
+        for s in specs:
+            sm = sums[s.name]
+            r["configs"]["%s / %s" % (wl, s.name)] = {
+                "server": s.cmdline(), "summary": sm, "runs": runs[s.name]}
+            rd, wr = sm.get("nvm_lines_read"), sm.get("nvm_lines_written")
+            ops = sm.get("ops") or None
+            rows.append([wl, s.name, fmt(sm["throughput"], "ops"),
+                         fmt(ratio(sm["throughput"], ref)),
+                         fmt(sm.get("d_share")),
+                         fmt(ratio(rd, ops)), fmt(ratio(wr, ops)),
+                         fmt(sm.get("promotions"), "int"),
+                         sm.get("error", "")])
+    r["tables"].append({"columns": [
+        "workload", "variant", "median ops/s", "vs default", "D-zone share",
+        "NVM lines read / request", "NVM lines written / request",
+        "promotions", "error"], "rows": rows})
+    r["bound"] = ("D-zone share and NVM lines per request are the "
+                  "deterministic figures; throughput is noisy on 2 cores")
+    return [r]
+
+
 def exp_fig9(ctx: Ctx) -> list:
     sc = ctx.scale
     r = base_result("fig9", "Index: DRAM bytes per item, NVM lines per "
@@ -1278,7 +1328,7 @@ def regenerate_doc(ctx: Ctx, meta: dict) -> None:
 
 RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6), ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10), ("fig11", exp_fig11),
-           ("fogcached", exp_fogcached))
+           ("fogcached", exp_fogcached), ("choices", exp_choices))
 
 
 def on_sigterm(signum, frame):
