@@ -13,10 +13,12 @@
  *     held item locks are only ever trylocked.
  *   - A candidate's slot is read and changed under its item lock (trylock).
  *   - The header of a candidate is read before its item lock is held (its
- *     hash is what names the lock).  A linked item's hash never changes,
- *     so a garbage read (a chunk being written or freed meanwhile) just
- *     finds no slot; expiry fields are read again under the lock before a
- *     dead item is reclaimed, since touch may have just moved them.
+ *     hash is what names the lock): assoc_lock_nchunk (hash_desc.c, shared
+ *     with the crawler) reads it, locks the stripe and finds the slot by
+ *     offset.  A garbage read (a chunk being written or freed meanwhile)
+ *     just finds no slot; expiry fields are read again under the lock
+ *     before a dead item is reclaimed, since touch may have just moved
+ *     them.
  *
  * Deliberately different from the paper: an expired or flushed item is
  * reclaimed when the hand reaches it even if its bit is set (memcached
@@ -55,28 +57,27 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
 {
     nitem_hdr hdr;
     size_t need = clock_ops.header_bytes();
-    memset(&hdr, 0, sizeof(hdr));
-    nitem_read_header(off, &hdr, need);
+    bool busy;
+    uint64_t *locp = assoc_lock_nchunk(off, &hdr, need, false, &busy);
     h->st.examined++;
-    if (item_trylock(hdr.hv) != 0) {
-        h->st.busy++;
+    if (locp == NULL) {
+        if (busy) {
+            h->st.busy++;
+        }
         return false;
     }
-    uint64_t *locp = assoc_find_noff(hdr.hv, off);
     bool taken = false;
-    if (locp != NULL) {
-        bool dead = clock_ops.is_dead(&hdr, *locp);
-        if (dead) {
-            nitem_read_header(off, &hdr, need);
-            dead = clock_ops.is_dead(&hdr, *locp);
-        }
-        if (!dead && hd_n_ref(*locp)) {
-            *locp = hd_n_set_ref(*locp, false);
-            h->st.second_chances++;
-        } else if (dead || may_evict) {
-            clock_ops.unlink(locp, hdr.hv, &hdr, dead);
-            taken = true;
-        }
+    bool dead = clock_ops.is_dead(&hdr, *locp);
+    if (dead) {
+        nitem_read_header(off, &hdr, need);
+        dead = clock_ops.is_dead(&hdr, *locp);
+    }
+    if (!dead && hd_n_ref(*locp)) {
+        *locp = hd_n_set_ref(*locp, false);
+        h->st.second_chances++;
+    } else if (dead || may_evict) {
+        clock_ops.unlink(locp, hdr.hv, &hdr, dead);
+        taken = true;
     }
     item_unlock(hdr.hv);
     return taken;

@@ -7,22 +7,33 @@
  * Locks:
  *   - crawler_lock guards the request set, the thread state (enabled,
  *     crawling, stop) and the counters; it is never held while walking.
- *   - The walk itself uses an MQ cursor (items_mq.c, class lock for each
- *     step) and, for each item it lands on, the item lock inside
+ *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
+ *     and, for each item it lands on, the item lock inside
  *     items_crawl_check / items_crawl_dump (items.c).
+ *   - The N walk reads the chunk bitmaps without a lock
+ *     (slabs_tier_next_used); items_crawl_check_n / items_crawl_dump_n
+ *     find a used chunk's slot and take its item lock (assoc_lock_nchunk).
+ *   - `metadump hash` walks the index with assoc_walk (hash_desc.c: its
+ *     run lock, then each bucket's item lock).
  *
  * The thread crawls what `lru_crawler crawl` asked for, and on its own
  * every CRAWLER_AUTO_INTERVAL seconds all classes, so expired items give
  * their memory back even when nobody asks for them.  Each class is walked
- * queue by queue from the tail (oldest) to the head, at most
- * settings.lru_crawler_tocrawl items per class (0 = all), sleeping
- * settings.lru_crawler_sleep microseconds between items.
+ * D queue by D queue from the tail (oldest) to the head, then through its
+ * N chunks in zone order, skipping free chunks with the bitmap (no NVM
+ * read) and reading one header per used chunk (one or two lines, counted
+ * in nvm_lines_read; a dead item's header is read again under its lock).
+ * The D queues together and the N chunks each get at most
+ * settings.lru_crawler_tocrawl items per class (0 = all); the crawler
+ * sleeps settings.lru_crawler_sleep microseconds between items.
  */
 #include "crawler.h"
 
 #include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
+#include "slabs_tier.h"
+#include "tier_reassign.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +41,6 @@
 #include <time.h>
 
 #define CRAWLER_AUTO_INTERVAL 60
-#define METADUMP_LINE_MAX (KEY_MAX_LENGTH * 3 + 160)
 
 static pthread_mutex_t crawler_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t crawler_cond = PTHREAD_COND_INITIALIZER;
@@ -95,26 +105,55 @@ static bool should_stop(void)
     return stop;
 }
 
-static void crawl_class(struct mq_cursor *cur, unsigned int clsid)
+/* After an item: sleep, look for a stop request every 256 items.  False
+ * when the walk must end (stop, or the tocrawl budget is spent). */
+static bool crawl_step(uint32_t *seen, uint32_t budget)
+{
+    (*seen)++;
+    pause_between_items();
+    if ((*seen & 255) == 0 && should_stop()) {
+        return false;
+    }
+    return budget == 0 || *seen < budget;
+}
+
+/* False when the thread must stop. */
+static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
 {
     uint32_t budget = settings.lru_crawler_tocrawl;
     uint32_t seen = 0;
-    for (unsigned int q = 0; q < mq_queues(); q++) {
+    bool go = true;
+    for (unsigned int q = 0; q < mq_queues() && go; q++) {
         mq_cursor_start(cur, clsid, q);
         item *it;
-        while ((budget == 0 || seen < budget)
-                && (it = mq_cursor_next(cur)) != NULL) {
+        while (go && (it = mq_cursor_next(cur)) != NULL) {
             items_crawl_check(it);
-            seen++;
-            pause_between_items();
-            if ((seen & 255) == 0 && should_stop()) {
-                break;
-            }
+            go = crawl_step(&seen, budget);
         }
         mq_cursor_stop(cur);
-        if ((budget != 0 && seen >= budget) || should_stop()) {
-            return;
+        if (should_stop()) {
+            return false;
         }
+    }
+    return true;
+}
+
+static void crawl_class_n(unsigned int clsid)
+{
+    uint32_t budget = settings.lru_crawler_tocrawl;
+    uint32_t seen = 0;
+    uint64_t cursor = 0, off;
+    bool go = true;
+    while (go && slabs_tier_next_used(clsid, &cursor, &off)) {
+        items_crawl_check_n(off);
+        go = crawl_step(&seen, budget);
+    }
+}
+
+static void crawl_class(struct mq_cursor *cur, unsigned int clsid)
+{
+    if (crawl_class_d(cur, clsid)) {
+        crawl_class_n(clsid);
     }
 }
 
@@ -150,6 +189,8 @@ static void *crawler_thread(void *arg)
 {
     struct mq_cursor *cur = mq_cursor_new();
     bool classes[MAX_NUMBER_OF_SLAB_CLASSES];
+
+    tier_reassign_thread_role(TIER_REASSIGN_ROLE_CRAWLER);
 
     pthread_mutex_lock(&crawler_lock);
     while (!stop_requested && cur != NULL) {
@@ -242,6 +283,7 @@ bool lru_crawler_set_enabled(bool on)
     return true;
 }
 
+/* The class's D queues, then its N chunks. */
 static bool dump_class(conn *c, struct mq_cursor *cur, unsigned int clsid)
 {
     char line[METADUMP_LINE_MAX];
@@ -256,7 +298,19 @@ static bool dump_class(conn *c, struct mq_cursor *cur, unsigned int clsid)
             }
         }
     }
+    uint64_t cursor = 0, off;
+    while (slabs_tier_next_used(clsid, &cursor, &off)) {
+        size_t len = items_crawl_dump_n(off, line, sizeof(line));
+        if (len != 0 && !resp_add(c, line, len)) {
+            return false;
+        }
+    }
     return true;
+}
+
+static bool dump_emit(const char *line, size_t len, void *arg)
+{
+    return resp_add(arg, line, len);
 }
 
 /* Runs in the calling worker: the output is queued on c as it is made. */
@@ -270,21 +324,25 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
     if (!enabled) {
         return CRAWLER_NOTSTARTED;
     }
-    if (!parse_classes(classes, req)) {
-        return CRAWLER_BADCLASS;
-    }
-    struct mq_cursor *cur = mq_cursor_new();
-    if (cur == NULL) {
-        return CRAWLER_ERROR;
-    }
     bool ok = true;
-    for (unsigned int id = POWER_SMALLEST;
-            id < MAX_NUMBER_OF_SLAB_CLASSES && ok; id++) {
-        if (req[id]) {
-            ok = dump_class(c, cur, id);
+    if (classes != NULL && strcmp(classes, "hash") == 0) {
+        ok = items_crawl_dump_index(dump_emit, c);
+    } else {
+        if (!parse_classes(classes, req)) {
+            return CRAWLER_BADCLASS;
         }
+        struct mq_cursor *cur = mq_cursor_new();
+        if (cur == NULL) {
+            return CRAWLER_ERROR;
+        }
+        for (unsigned int id = POWER_SMALLEST;
+                id < MAX_NUMBER_OF_SLAB_CLASSES && ok; id++) {
+            if (req[id]) {
+                ok = dump_class(c, cur, id);
+            }
+        }
+        mq_cursor_free(cur);
     }
-    mq_cursor_free(cur);
     if (!ok || !resp_add(c, "END\r\n", 5)) {
         return CRAWLER_ERROR;
     }

@@ -3,11 +3,12 @@
  * from items.c.
  *
  * The crawler thread walks the MQ queues of the requested classes with a
- * cursor and reclaims expired and flushed items without waiting for a
- * client to ask for them.  `lru_crawler metadump` uses the same walk,
- * synchronously, in the calling worker.  The admin entry points
- * (lru_crawler_crawl, lru_crawler_metadump, lru_crawler_set_enabled) are
- * declared in items.h.
+ * cursor, then the classes' N chunks (slabs_tier_next_used), and reclaims
+ * expired and flushed items without waiting for a client to ask for them.
+ * `lru_crawler metadump` uses the same walk, synchronously, in the calling
+ * worker; `lru_crawler metadump hash` walks the index instead.  The admin
+ * entry points (lru_crawler_crawl, lru_crawler_metadump,
+ * lru_crawler_set_enabled) are declared in items.h.
  */
 #ifndef CRAWLER_H
 #define CRAWLER_H
@@ -25,14 +26,27 @@ struct crawler_stats {
 void crawler_get_stats(struct crawler_stats *out);
 void crawler_reset_stats(void);
 
+/* A metadump line fits in this many bytes (URL-encoded key and fields). */
+#define METADUMP_LINE_MAX (KEY_MAX_LENGTH * 3 + 160)
+
 /* ---- items.c services for the crawler ----
- * Both take an item pinned by mq_cursor_next() and drop that pin. */
+ * The D forms take an item pinned by mq_cursor_next() and drop that pin;
+ * the N forms take the offset of a chunk slabs_tier_next_used() found,
+ * and find and lock its slot themselves (assoc_lock_nchunk: one header
+ * read, counted, before the lock).  Call them without item locks. */
 
 /* Reclaim the item if it is expired or flushed; true if reclaimed.
  * Counts crawler_items_checked / crawler_reclaimed for its class. */
 bool items_crawl_check(item *it);
+bool items_crawl_check_n(uint64_t off);
 /* Format the item's metadump line ("key=... size=...\n") into buf if it
  * is still linked and alive; returns the length, 0 to skip it. */
 size_t items_crawl_dump(item *it, char *buf, size_t size);
+size_t items_crawl_dump_n(uint64_t off, char *buf, size_t size);
+/* `metadump hash`: the line of every live item of the index, both zones,
+ * bucket by bucket (assoc_walk: each bucket under its item lock), passed
+ * to emit; false if emit refused one (the walk then emits no more). */
+typedef bool (*crawl_emit_fn)(const char *line, size_t len, void *arg);
+bool items_crawl_dump_index(crawl_emit_fn emit, void *arg);
 
 #endif

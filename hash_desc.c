@@ -16,6 +16,8 @@
  *   - expand_run_lock is held by an expansion from start to end and by
  *     assoc_walk (the decay walker), so each sees a table that does not
  *     change shape; both take item locks inside it.
+ *   - assoc_lock_nchunk takes the item lock of the N chunk it is given
+ *     and returns holding it when it found the chunk's slot.
  *
  * N items (slabs_tier.h) are confirmed by reading their probe through
  * nvm.h (counted); growth reads an N item's stored hash instead of its key.
@@ -367,6 +369,28 @@ uint64_t *assoc_find_noff(uint64_t hv, uint64_t off)
 uint64_t *assoc_find_item(const item *it, uint64_t hv)
 {
     return find_word(hv, match_item, hd_loc_from_item(it));
+}
+
+uint64_t *assoc_lock_nchunk(uint64_t off, nitem_hdr *h, size_t need,
+                            bool wait, bool *busy)
+{
+    /* A linked item's hash never changes, so a torn read (the chunk being
+     * written or freed meanwhile) names either a bucket with no slot for
+     * off or, its hash being whole, the item that is linked there now. */
+    memset(h, 0, sizeof(*h));
+    nitem_peek_header(off, h, need < sizeof(h->hv) ? sizeof(h->hv) : need);
+    *busy = false;
+    if (wait) {
+        item_lock(h->hv);
+    } else if (item_trylock(h->hv) != 0) {
+        *busy = true;
+        return NULL;
+    }
+    uint64_t *locp = assoc_find_noff(h->hv, off);
+    if (locp == NULL) {
+        item_unlock(h->hv);
+    }
+    return locp;
 }
 
 /* Put (sig, loc) in the first free slot of the chain starting at head,

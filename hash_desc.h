@@ -206,6 +206,18 @@ uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
 /* The location word of the N item at offset off, found without reading
  * NVM (CLOCK, writes through snapshots); NULL if no slot points there. */
 uint64_t *assoc_find_noff(uint64_t hv, uint64_t off);
+/* The slot of the N item in the used chunk at off, found from the chunk
+ * alone (the CLOCK hand, the crawler, dumps): reads the first `need`
+ * bytes (at least the hash) of its header into *h without a lock
+ * (nitem_peek_header, counted), takes item_lock(h->hv) (a trylock unless
+ * `wait`) and looks for the slot whose word points at off.  Returns that
+ * word with the lock held, or NULL with no lock held: *busy says whether
+ * the stripe was busy; otherwise no slot points at off (the chunk is
+ * free, being written, or holds another item by now).  The header was
+ * read unlocked: what the caller acts on it must read again under the
+ * lock.  Must be called without item locks when `wait`. */
+uint64_t *assoc_lock_nchunk(uint64_t off, nitem_hdr *h, size_t need,
+                            bool wait, bool *busy);
 /* The location word pointing at the D item it (no key compare). */
 uint64_t *assoc_find_item(const item *it, uint64_t hv);
 /* Add an item whose key is not in the index; 1 = ok, 0 = out of memory

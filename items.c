@@ -8,9 +8,12 @@
  * expiry and flush, cas ids, the store/arith/delete/touch semantics of
  * memcached 1.6.18 whichever zone holds the key, DRAM snapshots of N items,
  * placement of new versions, promotion N->D and demotion D->N, the
- * migrate.c engine callbacks and the tier thread, `stats`/`stats items`/
- * `stats sizes`/`stats tier`/cachedump output, and start-up/shutdown of
- * the storage threads.
+ * migrate.c engine callbacks and the tier thread, the page evictor of D
+ * page moves (which demotes the page's items as MQ victims are demoted,
+ * section 3.5), the notes of every item's counter, arrival and departure
+ * to tier_reassign.c's histograms (tier_reassign_note, no lock),
+ * `stats`/`stats items`/`stats sizes`/`stats tier`/cachedump output, and
+ * start-up/shutdown of the storage threads.
  *
  * Locks:
  *   - item_lock(hv) (thread.c) guards an item's metadata (it_flags,
@@ -53,16 +56,23 @@
  *   - when the N-zone cannot take a new value at all (its class has no N
  *     chunk and the zone no page left), it is stored in D, whatever the
  *     policy (counted as n_fallbacks), rather than refused.
+ *
+ * tier_policy=duallru (Fogcached) keeps this engine and swaps the
+ * replacement: the MQ queues become the D-zone's segments, the N-zone's
+ * segmented LRU (items_duallru.c) replaces the CLOCK, and promotion and
+ * demotion run through its Move segments (the callbacks near the end).
  */
 #include "items.h"
 
 #include "clock_nvm.h"
 #include "crawler.h"
 #include "hash_desc.h"
+#include "items_duallru.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_tier.h"
+#include "tier_reassign.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -104,6 +114,8 @@ struct class_counters {
     counter_t d_evictions;
     counter_t n_evictions;
     counter_t n_fallbacks;       /* N-bound values the N-zone could not take */
+    counter_t page_demotions;    /* of demotions, those of page moves */
+    counter_t page_evictions;    /* live items page moves could not demote */
 };
 
 static struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -113,6 +125,8 @@ static _Atomic uint64_t cas_id;
 /* True when the N-zone is in use (tier_enabled() and a zone was carved);
  * set once by storage_init. */
 static bool tiering;
+/* tiering with tier_policy=duallru; set once by storage_init */
+static bool duallru;
 
 static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *sizes_hist;     /* NULL = tracking disabled */
@@ -402,9 +416,13 @@ static void count_access(item *it)
 {
     if (tiering) {
         uint32_t epoch = migrate_epoch();
-        uint32_t c = migrate_decay(it->counter, (epoch - it->epoch) & 7);
+        uint16_t old = it->counter;
+        uint32_t c = migrate_decay(old, (epoch - it->epoch) & 7);
         it->counter = (uint16_t)migrate_counter_bump(c, COUNTER_MAX);
         it->epoch = (uint8_t)(epoch & 7);
+        if (it->it_flags & ITEM_LINKED) {
+            tier_reassign_note(it->slabs_clsid, old, it->counter);
+        }
     } else if (it->counter < COUNTER_MAX) {
         it->counter++;
     }
@@ -433,6 +451,7 @@ static bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
     uint32_t c = migrate_decay(hd_n_counter(loc),
                                (epoch - hd_n_epoch(loc)) & 7);
     c = migrate_counter_bump(c, HD_N_COUNTER_MAX);
+    tier_reassign_note(clsid, (int)hd_n_counter(loc), (int)c);
     loc = hd_n_set_counter(loc, c);
     loc = hd_n_set_epoch(loc, epoch);
     loc = hd_n_set_ref(loc, true);
@@ -493,14 +512,19 @@ static void count_victim(const item *it, bool dead)
 static bool policy_demotes(void)
 {
     return tiering && (settings.tier_policy == TIER_POLICY_HMCACHED
-                       || settings.tier_policy == TIER_POLICY_TLC);
+                       || settings.tier_policy == TIER_POLICY_TLC
+                       || settings.tier_policy == TIER_POLICY_DUALLRU);
 }
 
-/* An N chunk of class id: a free one, else one the CLOCK frees (evicting
- * only when may_evict). */
+/* An N chunk of class id: a free one, else one the CLOCK (duallru: the
+ * N-zone's LRU) frees, evicting only when may_evict. */
 static bool n_chunk(unsigned int id, bool may_evict, uint64_t *off)
 {
-    return slabs_tier_alloc(id, off) || clock_nvm_reclaim(id, may_evict, off);
+    if (slabs_tier_alloc(id, off)) {
+        return true;
+    }
+    return duallru ? dlru_n_reclaim(id, may_evict, off)
+                   : clock_nvm_reclaim(id, may_evict, off);
 }
 
 static void nitem_hdr_from(nitem_hdr *h, const item *it, uint64_t hv)
@@ -544,6 +568,11 @@ static bool demote(item *victim, uint64_t hv, bool may_evict)
     write_to_nvm(victim, hv, off);
     *locp = hd_n_make(off, victim->counter, victim->it_flags, victim->epoch,
                       0);
+    if (duallru) {
+        dlru_n_link(id, off, DLRU_COLD);     /* Fogcached: N's COLD head */
+    }
+    /* one histogram for both zones: only the 8-bit clamp is news */
+    tier_reassign_note(id, victim->counter, (int)hd_n_counter(*locp));
     victim->it_flags &= ~ITEM_LINKED;
     mq_unlink(victim);
     struct class_counters *cc = &ccount[id];
@@ -632,6 +661,9 @@ static bool places_in_nvm(const char *key, size_t nkey, unsigned int id,
         return true;
     case TIER_POLICY_UNI:
         return uni_places_in_nvm(key, nkey);
+    case TIER_POLICY_DUALLRU:
+        /* Fogcached: new items in D, whose COLD tails move to N */
+        return settings.tier_placement == TIER_PLACE_NVM;
     default:
         break;
     }
@@ -716,6 +748,7 @@ static bool do_link_d(item *it, uint64_t hv)
     refcount_incr(it);
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
+    tier_reassign_note(it->slabs_clsid, -1, it->counter);
     mq_link(it);
     return true;
 }
@@ -734,8 +767,12 @@ static bool do_link_n(item *it, uint64_t hv)
         return false;
     }
     heap_meta(it)->noff = off;
+    if (duallru) {
+        dlru_n_link(it->slabs_clsid, off, DLRU_HOT);
+    }
     account_item(it->slabs_clsid, ITEM_ntotal(it), true, true);
     ctr_add(&total_items, 1);
+    tier_reassign_note(it->slabs_clsid, -1, (int)hd_n_counter(loc));
     return true;
 }
 
@@ -779,6 +816,10 @@ static bool do_item_link(item *it, uint64_t hv)
 static void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
                              size_t ntotal)
 {
+    tier_reassign_note(clsid, (int)hd_n_counter(*locp), -1);
+    if (duallru) {
+        dlru_n_unlink(clsid, hd_n_offset(*locp));
+    }
     assoc_delete_loc(locp, hv);
     account_item(clsid, ntotal, true, false);
 }
@@ -790,6 +831,7 @@ static void do_unlink_d(item *it, uint64_t hv)
     }
     it->it_flags &= ~ITEM_LINKED;
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, false);
+    tier_reassign_note(it->slabs_clsid, it->counter, -1);
     uint64_t *locp = assoc_find_item(it, hv);
     if (locp != NULL) {
         assoc_delete_loc(locp, hv);
@@ -993,6 +1035,9 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     d->counter = (uint16_t)hd_n_counter(*locp);
     d->epoch = (uint8_t)hd_n_epoch(*locp);
     *locp = hd_loc_from_item(d);
+    if (duallru) {
+        dlru_n_unlink(id, off);
+    }
     slabs_tier_free(off);
     heap_meta(snap)->noff = HEAP_NO_OFF;
     mq_link(d);
@@ -1059,7 +1104,13 @@ static void decay_visit(uint64_t *locp, void *arg)
     if (hd_loc_is_n(loc)) {
         uint32_t e = (epoch - hd_n_epoch(loc)) & 7;
         if (e >= DECAY_STAMP_NORMALIZE) {
-            loc = hd_n_set_counter(loc, migrate_decay(hd_n_counter(loc), e));
+            uint32_t old = hd_n_counter(loc);
+            uint32_t c = migrate_decay(old, e);
+            if (c != old && tier_reassign_noting) {
+                tier_reassign_note(slabs_tier_clsid(hd_n_offset(loc)),
+                                   (int)old, (int)c);
+            }
+            loc = hd_n_set_counter(loc, c);
             *locp = hd_n_set_epoch(loc, epoch);
         }
         return;
@@ -1068,6 +1119,7 @@ static void decay_visit(uint64_t *locp, void *arg)
     uint32_t e = (epoch - it->epoch) & 7;
     uint32_t c = migrate_decay(it->counter, e);
     if (e >= DECAY_STAMP_NORMALIZE) {
+        tier_reassign_note(it->slabs_clsid, it->counter, (int)c);
         it->counter = (uint16_t)c;
         it->epoch = (uint8_t)(epoch & 7);
     }
@@ -1081,10 +1133,14 @@ static void engine_decay_walk(uint32_t epoch)
 
 /* ---- lookup ---- */
 
-static void do_item_bump(item *it)
+static inline void do_item_bump(item *it)
 {
     if ((it->it_flags & ITEM_FETCHED) == 0) {
         it->it_flags |= ITEM_FETCHED;
+    } else if (__builtin_expect(duallru, 0)
+            && (it->it_flags & ITEM_ACTIVE) == 0) {
+        it->it_flags |= ITEM_ACTIVE;
+        dlru_d_activated(it);
     } else {
         it->it_flags |= ITEM_ACTIVE;
     }
@@ -1108,9 +1164,13 @@ void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
     }
     /* the header time is the snapshot's last access minus the delta */
     rel_time_t base = it->time - hd_n_atime(*locp);
+    bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
     it->it_flags |= ITEM_FETCHED;
     if (n_bump(locp, base, it->slabs_clsid)) {
         promote_after_hit(locp, hv, it);
+    }
+    if (refd) {
+        dlru_n_ref(it->slabs_clsid, heap_meta(it)->noff, DLRU_FLAGS_UNKNOWN);
     }
 }
 
@@ -1134,7 +1194,12 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         return NULL;
     }
     migrate_count_request(t, h->clsid, false);
+    bool refd = duallru && do_update
+        && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
     bool hot = do_update && n_bump(locp, h->time, h->clsid);
+    if (refd) {
+        dlru_n_ref(h->clsid, p->off, h->lru);
+    }
     item *snap = snapshot_make(p, *locp);
     if (snap != NULL && hot) {
         promote_after_hit(locp, hv, snap);
@@ -1290,7 +1355,12 @@ static void count_use(item *old_it, uint64_t hv)
     uint64_t *locp = heap_meta(old_it)->noff == HEAP_NO_OFF ? NULL
         : assoc_find_noff(hv, heap_meta(old_it)->noff);
     if (locp != NULL) {
+        bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
         n_bump(locp, old_it->time - hd_n_atime(*locp), old_it->slabs_clsid);
+        if (refd) {
+            dlru_n_ref(old_it->slabs_clsid, heap_meta(old_it)->noff,
+                       DLRU_FLAGS_UNKNOWN);
+        }
     }
 }
 
@@ -1539,25 +1609,51 @@ enum delete_result_type item_delete(const char *key, size_t nkey,
 }
 
 static void tier_stats_reset(void);
+static size_t clock_header_bytes(void);
 
 /* ---- page reassignment, crawler services ---- */
 
 #define EVICT_BATCH 256
 
-/* slabs.c's page evictor: unlink every item in [start, end). */
+/* One linked item of a page being emptied (its item lock held, pinned):
+ * with a policy that demotes, a live item moves to the N-zone exactly as
+ * an MQ victim does (demote(): the switch is made under the item lock,
+ * readers holding the DRAM copy finish with it, a concurrent SET or DELETE
+ * waits for the lock and then acts on the N version); a dead item, or one
+ * the N-zone cannot take, leaves the cache.  Returns whether it left. */
+static bool empty_page_item(item *it, uint64_t hv)
+{
+    struct class_counters *cc = &ccount[it->slabs_clsid];
+    bool dead = item_is_dead(it);
+    if (!dead && policy_demotes()
+            && demote(it, hv, settings.evict_to_free != 0)) {
+        ctr_add(&cc->page_demotions, 1);
+        return false;
+    }
+    if (!dead) {
+        ctr_add(&cc->page_evictions, 1);
+    }
+    do_item_unlink(it, hv);
+    return true;
+}
+
+/* slabs.c's page evictor, run by its page mover thread only: empty
+ * [start, end) of class clsid.  Items not yet linked there are caught by
+ * the mover's next call; chunks still referenced come back when their
+ * readers let go.  Returns how many items left the cache. */
 static unsigned int items_evict_page(unsigned int clsid, const void *start,
                                      const void *end)
 {
     item *batch[EVICT_BATCH];
     unsigned int unlinked = 0, n;
+    tier_reassign_thread_role(TIER_REASSIGN_ROLE_MOVER);
     do {
         n = mq_pin_range(clsid, start, end, batch, EVICT_BATCH);
         for (unsigned int i = 0; i < n; i++) {
             item *it = batch[i];
             uint64_t hv = hash_key(ITEM_key(it), it->nkey);
             item_lock(hv);
-            if (it->it_flags & ITEM_LINKED) {
-                do_item_unlink(it, hv);
+            if ((it->it_flags & ITEM_LINKED) && empty_page_item(it, hv)) {
                 unlinked++;
             }
             item_unlock(hv);
@@ -1588,6 +1684,39 @@ bool items_crawl_check(item *it)
     return reclaimed;
 }
 
+bool items_crawl_check_n(uint64_t off)
+{
+    nitem_hdr h;
+    bool busy;
+    size_t need = clock_header_bytes();
+    uint64_t *locp = assoc_lock_nchunk(off, &h, need, true, &busy);
+    if (locp == NULL) {
+        return false;
+    }
+    uint64_t hv = h.hv;
+    bool reclaimed = false;
+    /* the page's class: the header read without the lock is only a hint */
+    ctr_add(&ccount[slabs_tier_clsid(off)].crawler_items_checked, 1);
+    if (n_is_dead(&h, *locp)) {
+        /* as the CLOCK hand: read again under the lock (touch, flush) */
+        nitem_read_header(off, &h, need);
+    }
+    if (n_is_dead(&h, *locp)) {
+        struct class_counters *cc = &ccount[h.clsid];
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0
+                && !n_is_flushed(&h, *locp)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+        ctr_add(&cc->crawler_reclaimed, 1);
+        do_unlink_n_slot(locp, hv, h.clsid,
+                         item_make_ntotal(h.nkey, (int)h.nbytes));
+        slabs_tier_free(off);
+        reclaimed = true;
+    }
+    item_unlock(hv);
+    return reclaimed;
+}
+
 /* Percent-encode everything but RFC 3986 unreserved characters. */
 static size_t url_encode(const char *src, size_t n, char *dst, size_t size)
 {
@@ -1613,33 +1742,107 @@ static size_t url_encode(const char *src, size_t n, char *dst, size_t size)
     return o;
 }
 
-size_t items_crawl_dump(item *it, char *buf, size_t size)
+/* One metadump line ("key=... size=...\n"); 0 when it does not fit. */
+static size_t dump_line(char *buf, size_t size, const char *key, size_t nkey,
+                        rel_time_t exptime, rel_time_t atime, uint64_t cas,
+                        bool fetched, unsigned int clsid, size_t ntotal)
 {
-    char key[KEY_MAX_LENGTH * 3 + 1];
-    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
-    int len = 0;
-
-    item_lock(hv);
-    if ((it->it_flags & ITEM_LINKED) && !item_is_dead(it)) {
-        rel_time_t exptime = load_exptime(it);
-        url_encode(ITEM_key(it), it->nkey, key, sizeof(key));
-        len = snprintf(buf, size,
-                "key=%s exp=%lld la=%llu cas=%llu fetch=%s cls=%u size=%zu\n",
-                key,
-                exptime == 0 ? -1LL
-                             : (long long)exptime + (long long)process_started,
-                (unsigned long long)it->time
-                    + (unsigned long long)process_started,
-                (unsigned long long)it->cas,
-                (it->it_flags & ITEM_FETCHED) ? "yes" : "no",
-                it->slabs_clsid, ITEM_ntotal(it));
-    }
-    item_unlock(hv);
-    item_remove(it);
+    char ekey[KEY_MAX_LENGTH * 3 + 1];
+    url_encode(key, nkey, ekey, sizeof(ekey));
+    int len = snprintf(buf, size,
+            "key=%s exp=%lld la=%llu cas=%llu fetch=%s cls=%u size=%zu\n",
+            ekey,
+            exptime == 0 ? -1LL
+                         : (long long)exptime + (long long)process_started,
+            (unsigned long long)atime + (unsigned long long)process_started,
+            (unsigned long long)cas, fetched ? "yes" : "no", clsid, ntotal);
     if (len < 0 || (size_t)len >= size) {
         return 0;
     }
     return (size_t)len;
+}
+
+/* The line of a linked D item, 0 if it is dead (item lock held). */
+static size_t dump_line_d(item *it, char *buf, size_t size)
+{
+    if (item_is_dead(it)) {
+        return 0;
+    }
+    return dump_line(buf, size, ITEM_key(it), it->nkey, load_exptime(it),
+                     it->time, it->cas, (it->it_flags & ITEM_FETCHED) != 0,
+                     it->slabs_clsid, ITEM_ntotal(it));
+}
+
+/* The line of the N item at the location word loc, 0 if it is dead (item
+ * lock held): header and key read through nvm.h, last access and fetched
+ * from the word.  size is the one the item would have in D, as `bytes`. */
+static size_t dump_line_n(uint64_t loc, char *buf, size_t size)
+{
+    struct nitem_probe p;
+    nitem_probe_stored(hd_n_offset(loc), &p);
+    const nitem_hdr *h = &p.u.hdr;
+    if (n_is_dead(h, loc)) {
+        return 0;
+    }
+    return dump_line(buf, size, p.u.buf + sizeof(nitem_hdr), h->nkey,
+                     h->exptime, n_last_access(h, loc), h->cas,
+                     (hd_n_flags(loc) & ITEM_FETCHED) != 0, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+}
+
+size_t items_crawl_dump(item *it, char *buf, size_t size)
+{
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    size_t len = 0;
+
+    item_lock(hv);
+    if (it->it_flags & ITEM_LINKED) {
+        len = dump_line_d(it, buf, size);
+    }
+    item_unlock(hv);
+    item_remove(it);
+    return len;
+}
+
+size_t items_crawl_dump_n(uint64_t off, char *buf, size_t size)
+{
+    nitem_hdr h;
+    bool busy;
+    uint64_t *locp = assoc_lock_nchunk(off, &h, sizeof(h.hv), true, &busy);
+    if (locp == NULL) {
+        return 0;
+    }
+    size_t len = dump_line_n(*locp, buf, size);
+    item_unlock(h.hv);
+    return len;
+}
+
+struct dump_index_state {
+    crawl_emit_fn emit;
+    void *arg;
+    bool stopped;
+};
+
+static void dump_index_visit(uint64_t *locp, void *arg)
+{
+    struct dump_index_state *st = arg;
+    char line[METADUMP_LINE_MAX];
+    if (st->stopped) {
+        return;
+    }
+    size_t len = hd_loc_is_n(*locp)
+        ? dump_line_n(*locp, line, sizeof(line))
+        : dump_line_d(hd_loc_to_item(*locp), line, sizeof(line));
+    if (len != 0 && !st->emit(line, len, st->arg)) {
+        st->stopped = true;
+    }
+}
+
+bool items_crawl_dump_index(crawl_emit_fn emit, void *arg)
+{
+    struct dump_index_state st = { emit, arg, false };
+    assoc_walk(dump_index_visit, &st);
+    return !st.stopped;
 }
 
 /* ---- stats cachedump ---- */
@@ -1649,36 +1852,64 @@ struct cachedump_state {
     size_t used;
     unsigned int shown;
     unsigned int limit;
+    bool more;                   /* neither the limit nor the buffer hit */
 };
 
-static bool cachedump_visit(item *it, unsigned int level, void *arg)
+/* Add one "ITEM key [N b; T s]" line; false when the dump is complete. */
+static bool cachedump_add(struct cachedump_state *st, const char *key,
+                          size_t nkey, uint32_t nbytes, rel_time_t exptime)
 {
-    struct cachedump_state *st = arg;
     char line[KEY_MAX_LENGTH + 64];
-    rel_time_t exptime = load_exptime(it);
     int len = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %llu s]\r\n",
-            (int)it->nkey, ITEM_key(it), it->nbytes - 2,
+            (int)nkey, key, nbytes - 2,
             exptime == 0 ? 0ULL
                          : (unsigned long long)exptime
                            + (unsigned long long)process_started);
     if (len < 0 || st->used + (size_t)len + 6 > CACHEDUMP_MAX) {
+        st->more = false;
         return false;
     }
     memcpy(st->buf + st->used, line, (size_t)len);
     st->used += (size_t)len;
     st->shown++;
-    return st->limit == 0 || st->shown < st->limit;
+    st->more = st->limit == 0 || st->shown < st->limit;
+    return st->more;
+}
+
+static bool cachedump_visit(item *it, unsigned int level, void *arg)
+{
+    return cachedump_add(arg, ITEM_key(it), it->nkey, it->nbytes,
+                         load_exptime(it));
+}
+
+/* After the D queues, the class's N items in zone order. */
+static void cachedump_n(unsigned int clsid, struct cachedump_state *st)
+{
+    uint64_t cursor = 0, off;
+    while (st->more && slabs_tier_next_used(clsid, &cursor, &off)) {
+        nitem_hdr h;
+        bool busy;
+        if (assoc_lock_nchunk(off, &h, sizeof(h.hv), true, &busy) == NULL) {
+            continue;
+        }
+        struct nitem_probe p;
+        nitem_probe_stored(off, &p);
+        cachedump_add(st, p.u.buf + sizeof(nitem_hdr), p.u.hdr.nkey,
+                      p.u.hdr.nbytes, p.u.hdr.exptime);
+        item_unlock(h.hv);
+    }
 }
 
 char *item_cachedump(unsigned int clsid, unsigned int limit,
                      unsigned int *bytes)
 {
-    struct cachedump_state st = { malloc(CACHEDUMP_MAX), 0, 0, limit };
+    struct cachedump_state st = { malloc(CACHEDUMP_MAX), 0, 0, limit, true };
     if (st.buf == NULL) {
         return NULL;
     }
     if (clsid >= POWER_SMALLEST && clsid <= slabs_largest_clsid()) {
         mq_for_each(clsid, cachedump_visit, &st);
+        cachedump_n(clsid, &st);
     }
     memcpy(st.buf + st.used, "END\r\n", 5);
     st.used += 5;
@@ -1781,7 +2012,8 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
 }
 
 /* memcached's hot/warm/cold view of the MQ queues: queue 0 is cold (next
- * victims), queues 1-3 warm, 4 and up hot. */
+ * victims), queues 1-3 warm, 4 and up hot.  Under duallru the queues are
+ * the segments (Move to N counts as cold). */
 #define MQ_WARM_FIRST 1
 #define MQ_HOT_FIRST 4
 
@@ -1825,10 +2057,12 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
     mq_get_class_stats(id, &ms);
     unsigned int q = mq_queues();
     uint64_t n_items = ctr_get(&cc->n_items);
-    group_queues(&ms, MQ_HOT_FIRST < q ? MQ_HOT_FIRST : q, q, &hot);
-    group_queues(&ms, MQ_WARM_FIRST < q ? MQ_WARM_FIRST : q,
-                 MQ_HOT_FIRST < q ? MQ_HOT_FIRST : q, &warm);
-    group_queues(&ms, 0, MQ_WARM_FIRST, &cold);
+    unsigned int warm_first = duallru ? DLRU_WARM : MQ_WARM_FIRST;
+    unsigned int hot_first = duallru ? DLRU_HOT : MQ_HOT_FIRST;
+    group_queues(&ms, hot_first < q ? hot_first : q, q, &hot);
+    group_queues(&ms, warm_first < q ? warm_first : q,
+                 hot_first < q ? hot_first : q, &warm);
+    group_queues(&ms, 0, warm_first, &cold);
     group_queues(&ms, 0, q, &all);
     if (all.count + n_items == 0) {
         return;
@@ -1905,9 +2139,12 @@ void item_stats_reset(void)
         atomic_store(&cc->d_evictions, 0);
         atomic_store(&cc->n_evictions, 0);
         atomic_store(&cc->n_fallbacks, 0);
+        atomic_store(&cc->page_demotions, 0);
+        atomic_store(&cc->page_evictions, 0);
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
+    dlru_reset_stats();
     crawler_reset_stats();
     tier_stats_reset();
 }
@@ -1959,6 +2196,67 @@ static const struct clock_nvm_ops clock_ops = {
     .header_bytes = clock_header_bytes,
 };
 
+/* ---- the Dual-LRU's side (items_duallru.h) ---- */
+
+static bool dlru_d_is_dead(item *it)
+{
+    return item_is_dead(it);
+}
+
+static void dlru_d_reclaim(item *it, uint64_t hv)
+{
+    count_victim(it, true);
+    do_item_unlink(it, hv);
+}
+
+static bool dlru_demote(item *it, uint64_t hv)
+{
+    return demote(it, hv, settings.evict_to_free != 0);
+}
+
+/* The migration step of Move to D: the N item at off, if it is still
+ * there, into the D-zone's HOT head by the engine's promotion (d_chunk
+ * may demote D's COLD tail for it). */
+static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
+{
+    enum dlru_promote_result r = DLRU_GONE;
+    unsigned int id = slabs_tier_clsid(off);
+    item_lock(hv);
+    uint64_t *locp = assoc_find_noff(hv, off);
+    if (locp != NULL && dlru_n_segment(id, off) == DLRU_MOVE) {
+        struct nitem_probe p;
+        /* the header's line(s); snapshot_make reads the rest */
+        nitem_probe(off, 0, &p);
+        if (n_is_dead(&p.u.hdr, *locp)) {
+            clock_unlink(locp, hv, &p.u.hdr, true);
+            slabs_tier_free(off);
+        } else {
+            item *snap = snapshot_make(&p, *locp);
+            item *d = snap == NULL ? NULL
+                : d_chunk(id, ITEM_ntotal(snap),
+                          settings.evict_to_free != 0);
+            if (d != NULL) {
+                do_promote(locp, snap, d);
+                r = DLRU_PROMOTED;
+            } else {
+                r = DLRU_STUCK;
+            }
+            item_remove(snap);
+        }
+    }
+    item_unlock(hv);
+    return r;
+}
+
+static const struct dlru_ops dlru_engine_ops = {
+    .n_is_dead = clock_is_dead,
+    .n_unlink = clock_unlink,
+    .d_is_dead = dlru_d_is_dead,
+    .d_reclaim = dlru_d_reclaim,
+    .demote = dlru_demote,
+    .promote = dlru_promote,
+};
+
 static const struct migrate_engine tier_engine = {
     .promote = engine_promote,
     .free_d_chunks = engine_free_d_chunks,
@@ -1981,10 +2279,15 @@ static struct {
 
 static void *tier_thread(void *arg)
 {
+    tier_reassign_thread_role(TIER_REASSIGN_ROLE_TIER);
     pthread_mutex_lock(&tier_thr.lock);
     while (!tier_thr.stop) {
         pthread_mutex_unlock(&tier_thr.lock);
         unsigned int promoted = migrate_tick();
+        if (duallru) {
+            promoted += dlru_tick();
+        }
+        tier_reassign_tick();
         long ns = promoted > 0 ? TIER_TICK_BUSY_NS : TIER_TICK_IDLE_NS;
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
@@ -2062,7 +2365,7 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 
 struct tier_totals {
     uint64_t items, n_items, promotions, demotions, d_evictions, n_evictions,
-             n_fallbacks, d_hits, n_hits;
+             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -2076,6 +2379,8 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->demotions += ctr_get(&cc->demotions);
         tot->d_evictions += ctr_get(&cc->d_evictions);
         tot->n_evictions += ctr_get(&cc->n_evictions);
+        tot->page_demotions += ctr_get(&cc->page_demotions);
+        tot->page_evictions += ctr_get(&cc->page_evictions);
         tot->n_fallbacks += ctr_get(&cc->n_fallbacks);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
@@ -2129,6 +2434,16 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
+    if (duallru) {
+        struct dlru_stats ds;
+        dlru_get_stats(&ds);
+        STAT_U64("move_to_n_len", ds.move_to_n_len);
+        STAT_U64("move_to_d_len", ds.move_to_d_len);
+        STAT_U64("dlru_segment_moves", ds.segment_moves);
+        STAT_U64("dlru_to_move_n", ds.to_move_n);
+        STAT_U64("dlru_to_move_d", ds.to_move_d);
+        STAT_U64("dlru_busy", ds.busy);
+    }
     STAT_U64("nvm_lines_read", lines_read);
     STAT_U64("nvm_lines_written", lines_written);
     STAT_U64("index_bytes", index_bytes);
@@ -2140,7 +2455,9 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("clock_busy", cs.busy);
     STAT_U64("decay_epochs", ms.decay_epochs);
     STAT_U64("threshold_adjustments", ms.threshold_adjustments);
-    STAT_U64("reassign_moves", 0);
+    tier_reassign_stats(add_stats, c);
+    STAT_U64("reassign_page_demotions", tot.page_demotions);
+    STAT_U64("reassign_page_evictions", tot.page_evictions);
     append_stat("nvm_backend", add_stats, c, "%s",
                 nvm_zone_backend_name(&nvm_zone));
     append_stat("nvm_granularity", add_stats, c, "%s",
@@ -2157,6 +2474,21 @@ static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
     char key[64];
     snprintf(key, sizeof(key), "%u:%s", id, name);
     append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
+}
+
+/* tier_policy=duallru: each zone's segment sizes */
+static void dlru_class_stats(ADD_STAT add_stats, void *c, unsigned int id)
+{
+    struct dlru_class_stats ds;
+    dlru_get_class_stats(id, &ds);
+    tier_class_stat(add_stats, c, id, "d_hot", ds.d_seg[DLRU_HOT]);
+    tier_class_stat(add_stats, c, id, "d_warm", ds.d_seg[DLRU_WARM]);
+    tier_class_stat(add_stats, c, id, "d_cold", ds.d_seg[DLRU_COLD]);
+    tier_class_stat(add_stats, c, id, "d_move_to_n", ds.d_seg[DLRU_MOVE]);
+    tier_class_stat(add_stats, c, id, "n_hot", ds.n_seg[DLRU_HOT]);
+    tier_class_stat(add_stats, c, id, "n_warm", ds.n_seg[DLRU_WARM]);
+    tier_class_stat(add_stats, c, id, "n_cold", ds.n_seg[DLRU_COLD]);
+    tier_class_stat(add_stats, c, id, "n_move_to_d", ds.n_seg[DLRU_MOVE]);
 }
 
 void tier_stats_classes(ADD_STAT add_stats, void *c)
@@ -2202,16 +2534,33 @@ void tier_stats_classes(ADD_STAT add_stats, void *c)
                         ctr_get(&cc->d_evictions));
         tier_class_stat(add_stats, c, id, "n_evictions",
                         ctr_get(&cc->n_evictions));
+        if (duallru) {
+            dlru_class_stats(add_stats, c, id);
+        }
         tier_class_stat(add_stats, c, id, "nvm_lines_read", lines_read[id]);
         tier_class_stat(add_stats, c, id, "nvm_lines_written",
                         lines_written[id]);
         snprintf(key, sizeof(key), "%u:benefit", id);
         append_stat(key, add_stats, c, "%.4f", mcs.last_benefit);
+        tier_reassign_class_stats(add_stats, c, id);
     }
     free(ts);
 }
 
 /* ---- start-up and shutdown ---- */
+
+/* tier_reassign.c's PSA signal: items MQ replacement pushed out of the
+ * class's D pages (demoted or evicted), page moves' demotions excluded. */
+static uint64_t engine_d_departures(unsigned int clsid)
+{
+    struct class_counters *cc = &ccount[clsid];
+    return ctr_get(&cc->demotions) - ctr_get(&cc->page_demotions)
+        + ctr_get(&cc->d_evictions);
+}
+
+static const struct tier_reassign_engine reassign_engine = {
+    .d_departures = engine_d_departures,
+};
 
 void storage_init(void)
 {
@@ -2220,6 +2569,7 @@ void storage_init(void)
     atomic_store(&cas_id, 0);
     slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
     tiering = false;
+    duallru = false;
     if (tier_enabled()) {
         slabs_tier_init();
         tiering = slabs_tier_active();
@@ -2230,6 +2580,16 @@ void storage_init(void)
     if (tiering) {
         migrate_init(slabs_largest_clsid());
         clock_nvm_init(&clock_ops);
+        duallru = settings.tier_policy == TIER_POLICY_DUALLRU;
+        if (duallru) {
+            dlru_init(&dlru_engine_ops);
+        }
+        if (tier_reassign_init(&reassign_engine) != 0) {
+            fprintf(stderr, "tier_reassign: out of memory for the counter "
+                    "histograms; DRAM pages will not be reassigned\n");
+        }
+    } else {
+        tier_reassign_shutdown();
     }
     memset(&mig_base, 0, sizeof(mig_base));
     if (settings.track_sizes) {

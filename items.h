@@ -144,11 +144,13 @@ bool slabs_adjust_mem_limit(size_t new_mem_limit);   /* cache_memlimit */
 enum reassign_result_type slabs_reassign(int src, int dst);
 /* "all" or a comma list of class ids */
 enum crawler_result_type lru_crawler_crawl(const char *classes);
-/* Writes "key=... exp=... la=... cas=... fetch=... cls=... size=...\r\n"
- * lines for the chosen classes ("all" or a comma list), then "END\r\n". */
+/* Writes "key=... exp=... la=... cas=... fetch=... cls=... size=...\n"
+ * lines for the live items of the chosen classes ("all" or a comma list;
+ * D items, then N items), or of the whole index ("hash"), then "END\r\n". */
 enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes);
 bool lru_crawler_set_enabled(bool on);                /* enable/disable */
-/* stats cachedump: malloc'd "ITEM key [N b; T s]\r\n...END\r\n" */
+/* stats cachedump: malloc'd "ITEM key [N b; T s]\r\n...END\r\n", the
+ * class's D items (MQ queues) then its N items (zone order) */
 char *item_cachedump(unsigned int clsid, unsigned int limit,
                      unsigned int *bytes);
 

@@ -11,6 +11,9 @@
  * lock can read the queue fields without the class lock.  Order: item lock
  * before class lock; with a class lock held only item_trylock is used.
  *
+ * Segmented mode (tier_policy=duallru): the same queues hold Fogcached's
+ * segments; items_duallru.c decides where an item goes and calls mq_move.
+ *
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
  */
@@ -37,6 +40,8 @@ struct mq_cursor {
 
 static struct mq_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
 static unsigned int nqueues = MQ_QUEUES_DEFAULT;
+static bool segmented;           /* queues are segments: see items_mq.h */
+static unsigned int entry_level; /* segmented: where mq_link puts items */
 
 static bool is_placeholder(const item *it)
 {
@@ -60,6 +65,15 @@ void mq_init(void)
         cls->lock_busy = 0;
         pthread_mutex_init(&cls->lock, NULL);
     }
+    segmented = false;
+    entry_level = 0;
+}
+
+void mq_set_segmented(unsigned int n, unsigned int entry)
+{
+    nqueues = n < 2 ? 2 : n > MQ_QUEUES_MAX ? MQ_QUEUES_MAX : n;
+    entry_level = entry < nqueues ? entry : nqueues - 1;
+    segmented = true;
 }
 
 unsigned int mq_queues(void)
@@ -141,7 +155,8 @@ void mq_link(item *it)
     struct mq_class *cls = &classes[it->slabs_clsid];
     pthread_mutex_lock(&cls->lock);
     if ((it->it_flags & ITEM_QUEUED) == 0) {
-        do_enqueue(cls, it, mq_level_for_counter(it->counter));
+        do_enqueue(cls, it, segmented ? entry_level
+                                      : mq_level_for_counter(it->counter));
     }
     pthread_mutex_unlock(&cls->lock);
 }
@@ -167,6 +182,15 @@ void mq_bump(item *it)
         return;
     }
     struct mq_class *cls = &classes[it->slabs_clsid];
+    if (segmented) {
+        /* no move: only the access time, at most once per interval */
+        if (it->time + ITEM_UPDATE_INTERVAL <= current_time) {
+            pthread_mutex_lock(&cls->lock);
+            it->time = current_time;
+            pthread_mutex_unlock(&cls->lock);
+        }
+        return;
+    }
     pthread_mutex_lock(&cls->lock);
     do_dequeue(cls, it);
     it->time = current_time;
@@ -176,6 +200,9 @@ void mq_bump(item *it)
 
 bool mq_relevel(item *it, uint32_t counter)
 {
+    if (segmented) {
+        return false;
+    }
     unsigned int level = mq_level_for_counter(counter);
     if ((it->it_flags & ITEM_QUEUED) == 0 || level == it->mq_level) {
         return false;
@@ -186,6 +213,32 @@ bool mq_relevel(item *it, uint32_t counter)
     do_enqueue(cls, it, level);
     pthread_mutex_unlock(&cls->lock);
     return true;
+}
+
+void mq_move(item *it, unsigned int level)
+{
+    if (level >= nqueues) {
+        return;
+    }
+    struct mq_class *cls = &classes[it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    if (it->it_flags & ITEM_QUEUED) {
+        do_dequeue(cls, it);
+        do_enqueue(cls, it, level);
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
+uint64_t mq_count(unsigned int clsid, unsigned int level)
+{
+    if (level >= nqueues) {
+        return 0;
+    }
+    struct mq_class *cls = &classes[clsid];
+    pthread_mutex_lock(&cls->lock);
+    uint64_t n = cls->count[level];
+    pthread_mutex_unlock(&cls->lock);
+    return n;
 }
 
 /* ---- eviction ---- */
@@ -229,6 +282,25 @@ static bool try_claim(struct mq_class *cls, item *it, mq_accept_fn accept,
     return true;
 }
 
+/* The first claimable item among queue q's last MQ_TAIL_SEARCH (class
+ * lock held). */
+static item *do_claim_tail(struct mq_class *cls, unsigned int q,
+                           mq_accept_fn accept, void *arg, uint64_t *hv_out)
+{
+    unsigned int examined = 0;
+    for (item *it = cls->tail[q]; it != NULL && examined < MQ_TAIL_SEARCH;
+            it = it->prev) {
+        if (is_placeholder(it)) {
+            continue;
+        }
+        examined++;
+        if (try_claim(cls, it, accept, arg, hv_out)) {
+            return it;
+        }
+    }
+    return NULL;
+}
+
 item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
                      uint64_t *hv_out)
 {
@@ -237,21 +309,23 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
 
     pthread_mutex_lock(&cls->lock);
     for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
-        unsigned int examined = 0;
-        for (item *it = cls->tail[q]; it != NULL && examined < MQ_TAIL_SEARCH;
-                it = it->prev) {
-            if (is_placeholder(it)) {
-                continue;
-            }
-            examined++;
-            if (try_claim(cls, it, accept, arg, hv_out)) {
-                victim = it;
-                break;
-            }
-        }
+        victim = do_claim_tail(cls, q, accept, arg, hv_out);
     }
     pthread_mutex_unlock(&cls->lock);
     return victim;
+}
+
+item *mq_claim_tail(unsigned int clsid, unsigned int level,
+                    mq_accept_fn accept, void *arg, uint64_t *hv_out)
+{
+    if (level >= nqueues) {
+        return NULL;
+    }
+    struct mq_class *cls = &classes[clsid];
+    pthread_mutex_lock(&cls->lock);
+    item *it = do_claim_tail(cls, level, accept, arg, hv_out);
+    pthread_mutex_unlock(&cls->lock);
+    return it;
 }
 
 unsigned int mq_pin_range(unsigned int clsid, const void *start,

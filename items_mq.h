@@ -9,6 +9,13 @@
  * unless its counter reached a new queue.  Eviction takes the tail of
  * queue 0 first, then queue 1, and so on.
  *
+ * Segmented mode (mq_set_segmented, tier_policy=duallru): the queues are
+ * Fogcached's segments (items_duallru.h); the caller says which queue an
+ * item goes to (mq_move), new links go to the entry queue, and counters
+ * choose nothing (mq_relevel does nothing, mq_bump only refreshes the
+ * item's access time once per ITEM_UPDATE_INTERVAL).  Eviction order is
+ * unchanged: queue 0's tail first.
+ *
  * Locks: one mutex per class guards its queues, the queue links of its
  * items (next/prev, mq_level, ITEM_QUEUED) and its counts.  Every change of
  * an item's queue position is made with the item's item lock held as well,
@@ -32,6 +39,10 @@ void mq_init(void);
 /* Q, the number of queues per class in use. */
 unsigned int mq_queues(void);
 
+/* Segmented mode: n queues (2..MQ_QUEUES_MAX), new links at the head of
+ * queue `entry`.  Call after mq_init, before any item is linked. */
+void mq_set_segmented(unsigned int n, unsigned int entry);
+
 /* The queue a counter belongs in. */
 unsigned int mq_level_for_counter(uint32_t counter);
 
@@ -46,6 +57,12 @@ void mq_bump(item *it);
  * item's decayed counter); keeps it->time.  Returns true if it moved. */
 bool mq_relevel(item *it, uint32_t counter);
 
+/* Segmented mode: move a queued item to the head of queue `level` (the
+ * caller holds its item lock).  No-op if it is not queued. */
+void mq_move(item *it, unsigned int level);
+/* Items in queue `level` of class clsid. */
+uint64_t mq_count(unsigned int clsid, unsigned int level);
+
 /* Eviction: the first acceptable item scanning queue 0 upward, each queue
  * from its tail, looking at up to MQ_TAIL_SEARCH items per queue.  Skips
  * items whose item lock is busy (item_trylock) and items other threads
@@ -57,6 +74,11 @@ bool mq_relevel(item *it, uint32_t counter);
 typedef bool (*mq_accept_fn)(item *it, void *arg);
 item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
                      uint64_t *hv_out);
+
+/* The same restricted to queue `level` (segment maintenance: memcached's
+ * lru_pull_tail looks at one LRU's tail the same way). */
+item *mq_claim_tail(unsigned int clsid, unsigned int level,
+                    mq_accept_fn accept, void *arg, uint64_t *hv_out);
 
 /* Pin (take a reference to) up to max queued items of class clsid whose
  * chunk lies in [start, end) (page reassignment).  No item lock is taken;

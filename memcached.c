@@ -14,6 +14,7 @@
  */
 #include "memcached.h"
 #include "items.h"
+#include "tier_reassign.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -199,6 +200,9 @@ static void settings_init(void)
     settings.tier_adjust_period = 100000;
     settings.tier_decay_period = 1000000;
     settings.tier_mq_queues = 8;
+    settings.tier_reassign = TIER_REASSIGN_DP;
+    settings.tier_reassign_period = 1000000;
+    settings.tier_reassign_rate = 4;
 }
 
 /* ------------------------------------------------------------------ */
@@ -288,7 +292,10 @@ static conn *conn_struct_for(int sfd, int read_buffer_size,
         if (c != NULL) {
             atomic_store(&conns[sfd], c);
         }
+        return c;
     }
+    /* pairs with the release in conn_close by the struct's last owner */
+    (void)atomic_load_explicit(&c->pub_state, memory_order_acquire);
     return c;
 }
 
@@ -401,8 +408,14 @@ static void conn_close(conn *c)
         fprintf(stderr, "<%d connection closed.\n", c->sfd);
     }
     conn_cleanup(c);
-    conn_set_state(c, conn_closed);
-    close(c->sfd);
+    int fd = c->sfd;
+    c->state = conn_closed;
+    /* The struct is handed over with the fd: whichever worker gets this fd
+     * number from the next accept() reuses it.  The release store (matched
+     * by the acquire in conn_struct_for) orders everything this worker did
+     * with the struct before that reuse; after it the struct is not ours. */
+    atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
+    close(fd);
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns--;
     pthread_mutex_unlock(&stats_lock);
@@ -1589,7 +1602,8 @@ static void usage(void)
 "   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
 "                          (the paper's NVM: 224:924)\n"
-"   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm\n"
+"   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm,\n"
+"                          duallru\n"
 "   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
 "   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
 "   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
@@ -1598,6 +1612,12 @@ static void usage(void)
 "   - tier_decay_period=<n> requests between counter decay epochs\n"
 "                          (default: 1000000)\n"
 "   - tier_mq_queues=<q>   MQ queues per class in the D-zone (default: 8)\n"
+"   - tier_reassign=<r>    DRAM page reassignment across slab classes: dp\n"
+"                          (default), greedy, psa, none\n"
+"   - tier_reassign_period=<n> requests between reassignments\n"
+"                          (default: 1000000)\n"
+"   - tier_reassign_rate=<n> page moves per period at most (0-256,\n"
+"                          default: 4)\n"
 "   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
 "     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
@@ -1698,6 +1718,7 @@ static const char *const tier_policy_names[] = {
     [TIER_POLICY_TLC] = "tlc",
     [TIER_POLICY_DRAM] = "dram",
     [TIER_POLICY_NVM] = "nvm",
+    [TIER_POLICY_DUALLRU] = "duallru",
 };
 
 const char *tier_policy_name(enum tier_policy p)
@@ -1713,7 +1734,8 @@ static enum tier_policy parse_tier_policy(const char *val)
             return (enum tier_policy)i;
         }
     }
-    die("tier_policy must be one of hmcached, uni, tlc, dram, nvm (got %s)",
+    die("tier_policy must be one of hmcached, uni, tlc, dram, nvm, duallru"
+            " (got %s)",
         val ? val : "nothing");
 }
 
@@ -1785,6 +1807,18 @@ static bool parse_tier_subopt(const char *name, const char *val)
         settings.tier_mq_queues = tier_u32_at_least_1(name, val);
         if (settings.tier_mq_queues > 16) {
             die("tier_mq_queues must be between 1 and 16");
+        }
+    } else if (strcmp(name, "tier_reassign") == 0) {
+        if (!tier_reassign_parse(val, &settings.tier_reassign)) {
+            die("tier_reassign must be one of dp, greedy, psa, none "
+                "(got %s)", val ? val : "nothing");
+        }
+    } else if (strcmp(name, "tier_reassign_period") == 0) {
+        settings.tier_reassign_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_reassign_rate") == 0) {
+        settings.tier_reassign_rate = subopt_u32(name, val);
+        if (settings.tier_reassign_rate > 256) {
+            die("tier_reassign_rate must be between 0 and 256");
         }
     } else {
         return false;

@@ -60,13 +60,22 @@ enum tier_policy {
     TIER_POLICY_UNI,             /* HM-UNI: placement by capacity, no moves */
     TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
     TIER_POLICY_DRAM,            /* N-zone unused */
-    TIER_POLICY_NVM              /* every item in the N-zone */
+    TIER_POLICY_NVM,             /* every item in the N-zone */
+    TIER_POLICY_DUALLRU          /* Fogcached: segmented LRU in each zone */
 };
 
 /* tier_placement=: where a new key is stored */
 enum tier_placement {
     TIER_PLACE_DRAM_FIRST = 0,   /* D while it has free chunks, else N */
     TIER_PLACE_NVM               /* the paper: N first */
+};
+
+/* tier_reassign=: how D pages move between slab classes (tier_reassign.c) */
+enum tier_reassign {
+    TIER_REASSIGN_DP = 0,        /* HMCached: optimal split by DP */
+    TIER_REASSIGN_GREEDY,        /* the same optimum by marginal gain */
+    TIER_REASSIGN_PSA,           /* Carra & Michiardi: by misses per page */
+    TIER_REASSIGN_NONE           /* calcified: pages never move */
 };
 typedef uint32_t client_flags_t;
 
@@ -191,6 +200,9 @@ struct settings {
     uint32_t tier_adjust_period;  /* requests to a class per adjustment */
     uint64_t tier_decay_period;   /* requests per decay epoch */
     uint32_t tier_mq_queues;      /* MQ queues per class (Q) */
+    enum tier_reassign tier_reassign;
+    uint64_t tier_reassign_period;/* requests per reassignment period */
+    uint32_t tier_reassign_rate;  /* page moves per period at most */
 };
 
 

@@ -546,19 +546,23 @@ void migrate_set_engine(const struct migrate_engine *engine)
 
 /* One epoch per tier_decay_period requests; when the tier thread fell
  * behind, each missed epoch is still walked, so an item stamp is never
- * more than one epoch behind the walker's view. */
-static void advance_epochs(void)
+ * more than one epoch behind the walker's view.  The promotion queue is
+ * drained after every walk: a key queued while the thread was catching up
+ * is judged at the epoch its hits were counted in, not after a burst of
+ * decays it never lived through.  Returns the promotions made. */
+static unsigned int advance_epochs(void)
 {
+    unsigned int promoted = 0;
     uint64_t period = settings.tier_decay_period;
     if (period == 0) {
-        return;
+        return 0;
     }
     uint64_t requests = total_requests();
     if (requests < mig.epoch_start_requests) {
         /* `stats reset` zeroed the per-thread counters: restart the
          * epoch from here instead of wrapping */
         mig.epoch_start_requests = requests;
-        return;
+        return 0;
     }
     while (requests - mig.epoch_start_requests >= period) {
         mig.epoch_start_requests += period;
@@ -570,7 +574,9 @@ static void advance_epochs(void)
         if (mig.have_engine && mig.engine.decay_walk != NULL) {
             mig.engine.decay_walk(epoch);
         }
+        promoted += drain_queue();
     }
+    return promoted;
 }
 
 static uint64_t free_d_chunks(unsigned int clsid)
@@ -634,9 +640,9 @@ static void adjust_thresholds(void)
 unsigned int migrate_tick(void)
 {
     pthread_mutex_lock(&mig.tick_lock);
-    advance_epochs();
-    adjust_thresholds();
     unsigned int promoted = drain_queue();
+    promoted += advance_epochs();
+    adjust_thresholds();
     pthread_mutex_unlock(&mig.tick_lock);
     return promoted;
 }

@@ -100,6 +100,13 @@ int nvm_memcmp_cls(unsigned cls, const void *nvm, const void *dram, size_t n);
 /* Bytes somebody else reads directly (the kernel, for a zero-copy send of a
  * value that lives in the N-zone): counted and emulated, not copied. */
 void nvm_note_read_cls(unsigned cls, const void *nvm, size_t n);
+/* A read of bytes another thread may be writing at that moment: an N
+ * chunk's header read before the item lock that guards it is known (the
+ * CLOCK hand and the crawler find the lock from the header's hash).
+ * Counted and emulated as nvm_read_cls; the copy is made with volatile
+ * loads hidden from the thread sanitizer, because the caller treats what
+ * it got as a hint and re-reads what it acts on under the lock. */
+void nvm_peek_cls(unsigned cls, void *dst, const void *src_in_nvm, size_t n);
 
 static inline void nvm_read(void *dst, const void *src_in_nvm, size_t n) {
     nvm_read_cls(0, dst, src_in_nvm, n);

@@ -4,8 +4,9 @@
  * periodic slab allocation baseline (PSA, Carra & Michiardi).
  *
  * Owns:
- *   - the note table: one slot per writer thread, each a matrix of
- *     (items, counter_sum) cells per class and counter bucket;
+ *   - the note table: one slot per writer thread (workers, tier thread,
+ *     crawler, page mover), each a matrix of (items, counter_sum) cells
+ *     per class and counter bucket;
  *   - the mapping set: the same matrix summed over the slots at the last
  *     drain, and the figures of the last period (stats).
  * It owns no items and moves no pages: the engine feeds counters in, asks
@@ -66,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXTRA_SLOTS 2 /* the tier thread, then the LRU crawler */
+#define EXTRA_SLOTS 3 /* the tier thread, the LRU crawler, the mover */
 #define CACHE_LINE 64
 
 /* ---- counter buckets ---- */
@@ -255,6 +256,13 @@ unsigned reassign_slot_crawler(void)
     struct note_table *t =
         atomic_load_explicit(&note_table, memory_order_acquire);
     return t == NULL ? 0 : t->nworkers + 1;
+}
+
+unsigned reassign_slot_mover(void)
+{
+    struct note_table *t =
+        atomic_load_explicit(&note_table, memory_order_acquire);
+    return t == NULL ? 0 : t->nworkers + 2;
 }
 
 static void add_slot_locked(const struct note_slot *slot)

@@ -51,15 +51,18 @@ uint32_t reassign_bucket_low(unsigned bucket);
 uint32_t reassign_bucket_high(unsigned bucket);
 
 /* Slots: 0..nworkers-1 belong to the worker threads (LIBEVENT_THREAD
- * index), then one for the tier thread and one for the LRU crawler.  A
- * slot must only ever be written by one thread at a time.  Memory: one
- * 65 x 320 matrix of 16-byte cells, 325 KiB, per slot.  Returns 0, or -1
+ * index), then one for the tier thread, one for the LRU crawler and one
+ * for the page mover (slabs.c's rebalance thread, which demotes or evicts
+ * the items of the page it empties).  A slot must only ever be written by
+ * one thread at a time.  Memory: one 65 x 320 matrix of 16-byte cells,
+ * 325 KiB, per slot.  Returns 0, or -1
  * when out of memory. Call before any thread notes; not thread-safe. */
 int reassign_init(unsigned nworkers);
 /* Frees everything; only once no thread can call reassign_note(). */
 void reassign_shutdown(void);
 unsigned reassign_slot_tier(void);
 unsigned reassign_slot_crawler(void);
+unsigned reassign_slot_mover(void);
 
 /* Request path: one item of class `cls` changed its counter from
  * old_counter to new_counter.  old_counter -1: a new item (stored, or

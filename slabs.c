@@ -6,7 +6,9 @@
  *   - per class and zone: the pages and the free list (struct slab_pool),
  *   - the memory budget (-m, -L preallocation, cache_memlimit),
  *   - the global page pool (pages reassigned to class 0),
- *   - the rebalance thread that moves one page between classes.
+ *   - the rebalance thread (the page mover) that moves one page between
+ *     classes, for `slabs reassign` and tier_reassign.c; items.c's evictor
+ *     demotes or evicts the page's items.
  *
  * Locks:
  *   - slabs_lock guards everything above.  It is a leaf for the request
@@ -577,9 +579,10 @@ static void sleep_ms(long ms)
 }
 
 /* Move one page; returns with slabs_lock held as on entry.  Items still
- * in the page are unlinked by the evictor; readers holding references
- * keep their copy until they release it, and only then does the chunk come
- * back, so the wait can take as long as the slowest reader. */
+ * in the page are demoted or unlinked by the evictor; readers holding
+ * references keep their copy until they release it, and only then does
+ * the chunk come back, so the wait can take as long as the slowest
+ * reader. */
 static void do_rebalance_move(void)
 {
     unsigned int perslab = slabclass[rebal.src].perslab;

@@ -49,9 +49,11 @@ void slabs_free(void *ptr, size_t size, unsigned int id);
 
 /* Page reassignment (slabs_reassign in items.h) empties one page of the
  * source class before handing it over.  Free chunks are taken off the free
- * list; live items are removed by the evictor, which must unlink (and so
- * eventually slabs_free) every item whose chunk lies in [start, end).
- * items.c registers it; it returns how many items it unlinked. */
+ * list; live items are removed by the evictor, which must take every item
+ * whose chunk lies in [start, end) out of the index (demoted to the N-zone
+ * or unlinked), so that its chunk is eventually slabs_free'd.  items.c
+ * registers it; it runs on the rebalance thread only and returns how many
+ * items left the cache. */
 typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
                                            const void *start,
                                            const void *end);

@@ -283,6 +283,46 @@ bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk)
             >> (chunk % 64)) & 1;
 }
 
+bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
+{
+    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+        return false;
+    }
+    unsigned int size = slabs_chunk_size(id);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    uint64_t pages = slabs_tier_pages_used();
+    uint64_t page = *cursor / tz.page_size;
+    uint64_t chunk = (*cursor - page * tz.page_size + size - 1) / size;
+    for (; page < pages; page++, chunk = 0) {
+        if (atomic_load_explicit(&tz.pages[page].clsid, memory_order_relaxed)
+                != id) {
+            continue;
+        }
+        _Atomic uint64_t *bits = atomic_load_explicit(&tz.pages[page].bits,
+                                                      memory_order_acquire);
+        for (uint64_t w = chunk / 64; bits != NULL && w * 64 < perslab;
+                w++) {
+            uint64_t word = atomic_load_explicit(&bits[w],
+                                                 memory_order_relaxed);
+            if (w == chunk / 64) {
+                word &= ~(uint64_t)0 << (chunk % 64);
+            }
+            if (word == 0) {
+                continue;
+            }
+            uint64_t c = w * 64 + (uint64_t)__builtin_ctzll(word);
+            if (c >= perslab) {
+                break;
+            }
+            *off = page * tz.page_size + c * size;
+            *cursor = *off + size;
+            return true;
+        }
+    }
+    *cursor = pages * tz.page_size;
+    return false;
+}
+
 /* ---- whole items ---- */
 
 /* End of the chunk holding off (an item never crosses it). */
@@ -300,7 +340,8 @@ void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
 {
     unsigned int id = slabs_tier_clsid(off);
     uint64_t end = round_line(off + sizeof(nitem_hdr) + nkey + 1);
-    uint64_t limit = chunk_end(off, id);
+    /* never the trailer, which another lock guards (slabs_tier.h) */
+    uint64_t limit = chunk_end(off, id) - NITEM_TRAILER_BYTES;
     if (end > limit) {
         end = limit;
     }
@@ -308,6 +349,21 @@ void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
     p->clsid = id;
     p->len = (uint32_t)(end - off);
     nvm_read_cls(id, p->u.buf, zone_ptr(off), p->len);
+}
+
+void nitem_probe_stored(uint64_t off, struct nitem_probe *p)
+{
+    nitem_probe(off, 0, p);
+    uint64_t end = round_line(off + sizeof(nitem_hdr) + p->u.hdr.nkey + 1);
+    uint64_t limit = chunk_end(off, p->clsid) - NITEM_TRAILER_BYTES;
+    if (end > limit) {
+        end = limit;
+    }
+    if (end > off + p->len) {
+        nvm_read_cls(p->clsid, p->u.buf + p->len, zone_ptr(off + p->len),
+                     (size_t)(end - off - p->len));
+        p->len = (uint32_t)(end - off);
+    }
 }
 
 void nitem_read_body(const struct nitem_probe *p, char *body)
@@ -350,6 +406,14 @@ void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n)
     nvm_read_cls(slabs_tier_clsid(off), h, zone_ptr(off), n);
 }
 
+void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n)
+{
+    if (n > sizeof(*h)) {
+        n = sizeof(*h);
+    }
+    nvm_peek_cls(slabs_tier_clsid(off), h, zone_ptr(off), n);
+}
+
 void nitem_write_exptime(uint64_t off, rel_time_t exptime)
 {
     nvm_write_cls(slabs_tier_clsid(off),
@@ -362,6 +426,46 @@ void nitem_write_cas(uint64_t off, uint64_t cas)
     nvm_write_cls(slabs_tier_clsid(off),
                   zone_ptr(off + offsetof(nitem_hdr, cas)),
                   &cas, sizeof(cas));
+}
+
+void nitem_write_lru(uint64_t off, uint32_t lru)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  zone_ptr(off + offsetof(nitem_hdr, lru)), &lru,
+                  sizeof(lru));
+}
+
+static uint64_t trailer_off(uint64_t off, unsigned int id)
+{
+    return chunk_end(off, id) - NITEM_TRAILER_BYTES;
+}
+
+void nitem_trailer_read(uint64_t off, nitem_trailer *t)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_read_cls(id, t, zone_ptr(trailer_off(off, id)), sizeof(*t));
+}
+
+void nitem_trailer_write(uint64_t off, const nitem_trailer *t)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, zone_ptr(trailer_off(off, id)), t, sizeof(*t));
+}
+
+void nitem_trailer_write_prev(uint64_t off, uint64_t prev)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, zone_ptr(trailer_off(off, id)
+                               + offsetof(nitem_trailer, prev)),
+                  &prev, sizeof(prev));
+}
+
+void nitem_trailer_write_next(uint64_t off, uint64_t next)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, zone_ptr(trailer_off(off, id)
+                               + offsetof(nitem_trailer, next)),
+                  &next, sizeof(next));
 }
 
 uint64_t nitem_lines(uint64_t off, size_t ntotal)

@@ -38,12 +38,29 @@ typedef struct {
     uint16_t flags;               /* persistent it_flags: ITEM_KEY_BINARY */
     uint64_t cas;
     client_flags_t client_flags;
-    uint32_t pad_;
+    uint32_t lru;                 /* tier_policy=duallru: Fogcached's Active
+                                   * and Promote flags (items_duallru.h);
+                                   * 0 otherwise */
 } nitem_hdr;
 
 _Static_assert(sizeof(nitem_hdr) <= sizeof(item),
                "an N item fits the chunk of its D-sized class");
 _Static_assert(sizeof(nitem_hdr) % 8 == 0, "N items stay 8-byte aligned");
+
+/* The last NITEM_TRAILER_BYTES of every N chunk are never part of its
+ * item: the N item's header is that much smaller than the D item's and
+ * the class was chosen for the D size.  tier_policy=duallru keeps the
+ * item's LRU links there (items_duallru.c), in NVM as Fogcached keeps
+ * memcached's item header; lookups never read them. */
+#define NITEM_TRAILER_BYTES 16
+_Static_assert(sizeof(item) - sizeof(nitem_hdr) >= NITEM_TRAILER_BYTES,
+               "an N item leaves its chunk's trailer free");
+typedef struct {
+    uint64_t prev;                /* items_duallru.c's encoding */
+    uint64_t next;
+} nitem_trailer;
+_Static_assert(sizeof(nitem_trailer) == NITEM_TRAILER_BYTES,
+               "the trailer is two words");
 
 /* Bytes of the header a CLOCK sweep reads: hv .. flags (cas as well while
  * a flush_all with cas is in force). */
@@ -72,6 +89,10 @@ struct nitem_probe {
 
 /* Read the probe of the item at off for a key of nkey bytes (counted). */
 void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p);
+/* The probe of the item at off for its own key (dumps, which have no key
+ * to look for): the header's line(s), then the rest of the key's lines,
+ * each line read once. */
+void nitem_probe_stored(uint64_t off, struct nitem_probe *p);
 /* True when the probed item holds key. */
 static inline bool nitem_probe_matches(const struct nitem_probe *p,
                                        const char *key, size_t nkey)
@@ -88,9 +109,20 @@ void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
                  size_t bodylen);
 /* Read the first n bytes of the header at off (CLOCK, index growth). */
 void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n);
+/* The same before the item lock is held, while the chunk may be being
+ * written (nvm_peek_cls): only a hint, to be re-read under the lock. */
+void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n);
 /* Rewrite one header field (touch/gat exptime, meta delete's cas). */
 void nitem_write_exptime(uint64_t off, rel_time_t exptime);
 void nitem_write_cas(uint64_t off, uint64_t cas);
+void nitem_write_lru(uint64_t off, uint32_t lru);
+/* The trailer of the chunk holding the item at off (counted).  The caller
+ * holds the lock that guards the trailers (items_duallru.c's class lock);
+ * _next and _prev rewrite one word. */
+void nitem_trailer_read(uint64_t off, nitem_trailer *t);
+void nitem_trailer_write(uint64_t off, const nitem_trailer *t);
+void nitem_trailer_write_prev(uint64_t off, uint64_t prev);
+void nitem_trailer_write_next(uint64_t off, uint64_t next);
 /* 64-byte lines the item of ntotal N bytes at off spans. */
 uint64_t nitem_lines(uint64_t off, size_t ntotal);
 
@@ -121,6 +153,15 @@ size_t slabs_tier_page_size(void);
  * (a relaxed read of the bitmap: may be stale, callers re-check under the
  * item lock). */
 bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk);
+
+/* ---- for the crawler, metadump and cachedump ----
+ * One pass over the N chunks of class id in zone order: start with
+ * *cursor = 0; each call sets *off to the next chunk the bitmap marks used
+ * (skipping free chunks and other classes' pages without reading NVM) and
+ * returns false when the zone's used pages are done.  The bitmap read is
+ * relaxed: the chunk may be freed or reused meanwhile, so callers judge it
+ * under its item lock (assoc_lock_nchunk). */
+bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off);
 
 /* ---- accounting ---- */
 struct slabs_tier_totals {

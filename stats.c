@@ -12,6 +12,7 @@
  */
 #include "memcached.h"
 #include "items.h"
+#include "tier_reassign.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -310,6 +311,11 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
                 settings.tier_adjust_period);
     APPEND_U64("tier_decay_period", settings.tier_decay_period);
     append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier_mq_queues);
+    append_stat("tier_reassign", add_stats, c, "%s",
+                tier_reassign_name(settings.tier_reassign));
+    APPEND_U64("tier_reassign_period", settings.tier_reassign_period);
+    append_stat("tier_reassign_rate", add_stats, c, "%u",
+                settings.tier_reassign_rate);
 }
 
 void stats_reset(void)

@@ -14,6 +14,8 @@
  */
 #include "memcached.h"
 
+#include "tier_reassign.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -160,6 +162,7 @@ static void setup_thread(LIBEVENT_THREAD *me)
 static void *worker_libevent(void *arg)
 {
     LIBEVENT_THREAD *me = arg;
+    tier_reassign_thread_worker((unsigned int)me->index);
     pthread_mutex_lock(&init_lock);
     init_count++;
     pthread_cond_signal(&init_cond);

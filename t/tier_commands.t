@@ -8,6 +8,10 @@
 #   place_n - hmcached, tier_placement=nvm, threshold 2^Q (keys stay in N)
 #   promote - hmcached, tier_placement=nvm, threshold 1, sync promotion
 #             (keys move N->D in the middle of the scripts)
+#   dlru_n  - duallru, tier_placement=nvm (keys start in N; a key read
+#             three times gets Fogcached's Promote flag and the tier
+#             thread moves it N->D while the scripts run)
+#   dlru_d  - duallru, keys in D (the D-zone's segmented LRU)
 # and the replies must be identical after masking what legitimately
 # differs: cas values are replaced by their order of first appearance,
 # remaining TTLs are rounded to 10 s, last-access times and `me` sizes and
@@ -35,8 +39,11 @@ my %configs = (
         . 'tier_threshold=256,tier_promote=sync',
     promote => '-m 64 -t 1 -o nvm_size=64m,tier_placement=nvm,'
         . 'tier_threshold=1,tier_promote=sync',
+    dlru_n  => '-m 64 -t 1 -o nvm_size=64m,tier_policy=duallru,'
+        . 'tier_placement=nvm',
+    dlru_d  => '-m 64 -t 1 -o nvm_size=64m,tier_policy=duallru',
 );
-my @names = qw(plain dram nvm place_n promote);
+my @names = qw(plain dram nvm place_n promote dlru_n dlru_d);
 
 my $v3k = random_bytes(3000, join '', map { chr } 32 .. 126);
 my $v5k = random_bytes(5000);
@@ -329,5 +336,12 @@ cmp_ok($hits{promote}{n} // 0, '>', 10,
     'promote: requests served by the N-zone');
 cmp_ok($hits{promote}{d} // 0, '>', 10,
     'promote: requests served by the D-zone');
+cmp_ok($hits{dlru_n}{n} // 0, '>', 100,
+    'dlru_n: requests served by the N-zone');
+cmp_ok($hits{dlru_n}{promotions} // 0, '>', 0,
+    'dlru_n: keys were promoted through Move to D during the scripts');
+is($hits{dlru_d}{n} // -1, 0, 'dlru_d: no request served by the N-zone');
+cmp_ok($hits{dlru_d}{d} // 0, '>', 100,
+    'dlru_d: requests served by the D-zone');
 
 done_testing();

@@ -200,6 +200,11 @@ static void test_line_counts(void) {
     nvm_read(back, base + 5010, sizeof(back));
     check(memcmp(pattern, back, sizeof(back)) == 0,
           "copy_within handles overlap like memmove");
+    memset(back, 0, sizeof(back));
+    t = totals();
+    nvm_peek_cls(0, back, base + 5110, 24);  /* 5110..5133 */
+    check(counted(t, 2, 0) && memcmp(back, pattern + 100, 24) == 0,
+          "peek of 24 bytes across a line boundary: the bytes, 2 lines");
 
     /* per-class counters */
     uint64_t r0[NCLASSES], w0[NCLASSES], r1[NCLASSES], w1[NCLASSES];

@@ -157,8 +157,9 @@ static void test_notes_single_thread(void)
 {
     reassign_note(0, 1, -1, 5); /* before init: ignored */
     ok(reassign_init(2) == 0, "reassign_init(2 workers)");
-    ok(reassign_slot_tier() == 2 && reassign_slot_crawler() == 3,
-       "the tier and crawler slots follow the workers");
+    ok(reassign_slot_tier() == 2 && reassign_slot_crawler() == 3
+       && reassign_slot_mover() == 4,
+       "the tier, crawler and mover slots follow the workers");
     reassign_drain();
     hist_expect(1, 5, 0, 0, "a note before init left no trace");
 
@@ -183,7 +184,7 @@ static void test_notes_single_thread(void)
     ok(cs.items == 0 && cs.counter_sum == 0,
        "every item gone: class 1 is empty (slots went negative, sum is 0)");
 
-    reassign_note(4, 1, -1, 3);      /* no slot 4 */
+    reassign_note(5, 1, -1, 3);      /* no slot 5 */
     reassign_note(0, REASSIGN_MAX_CLASSES, -1, 3);
     reassign_note(0, 2, -1, -1);     /* nothing to do, not an error */
     reassign_drain();
