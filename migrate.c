@@ -559,10 +559,9 @@ static unsigned int advance_epochs(void)
     }
     uint64_t requests = total_requests();
     if (requests < mig.epoch_start_requests) {
-        /* `stats reset` zeroed the per-thread counters: restart the
-         * epoch from here instead of wrapping */
-        mig.epoch_start_requests = requests;
-        return 0;
+        /* `stats reset` zeroed the per-thread counters: the epoch restarts
+         * at that zero (every request since counts) instead of wrapping */
+        mig.epoch_start_requests = 0;
     }
     while (requests - mig.epoch_start_requests >= period) {
         mig.epoch_start_requests += period;
@@ -596,10 +595,10 @@ static void adjust_class(unsigned int clsid)
     uint64_t d, n;
     class_requests(clsid, &d, &n);
     if (d < cs->period_start_d || n < cs->period_start_n) {
-        /* counters were reset by `stats reset`: the period restarts */
-        cs->period_start_d = d;
-        cs->period_start_n = n;
-        return;
+        /* counters were reset by `stats reset`: the period restarts at
+         * that zero */
+        cs->period_start_d = 0;
+        cs->period_start_n = 0;
     }
     uint64_t served = (d - cs->period_start_d) + (n - cs->period_start_n);
     if (served < settings.tier_adjust_period) {
