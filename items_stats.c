@@ -1,0 +1,470 @@
+/*
+ * items_stats.c: the storage lines of `stats`, and `stats items`,
+ * `stats tier` and `stats tier classes`.
+ *
+ * Reads the per-class counters items.c keeps (items_internal.h; relaxed
+ * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
+ * and nvm getters, and the per-thread stats summed on read.  mig_base_lock
+ * guards the migrate.c baseline taken by `stats reset`.
+ */
+#include "items.h"
+#include "items_internal.h"
+
+#include "clock_nvm.h"
+#include "crawler.h"
+#include "hash_desc.h"
+#include "items_duallru.h"
+#include "items_mq.h"
+#include "migrate.h"
+#include "slabs.h"
+#include "slabs_tier.h"
+#include "tier_reassign.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- stats ---- */
+
+struct storage_totals {
+    uint64_t curr_items, curr_bytes, evicted, reclaimed, expired_unfetched,
+             evicted_unfetched, evicted_active, crawler_reclaimed,
+             crawler_items_checked, lrutail_reflocked, direct_reclaims;
+};
+
+static void sum_classes(struct storage_totals *tot)
+{
+    memset(tot, 0, sizeof(*tot));
+    for (unsigned int id = POWER_SMALLEST; id < MAX_NUMBER_OF_SLAB_CLASSES;
+            id++) {
+        struct class_counters *cc = &ccount[id];
+        struct mq_class_stats ms;
+        tot->curr_items += ctr_get(&cc->curr_items);
+        tot->curr_bytes += ctr_get(&cc->curr_bytes);
+        tot->evicted += ctr_get(&cc->evicted);
+        tot->reclaimed += ctr_get(&cc->reclaimed);
+        tot->expired_unfetched += ctr_get(&cc->expired_unfetched);
+        tot->evicted_unfetched += ctr_get(&cc->evicted_unfetched);
+        tot->evicted_active += ctr_get(&cc->evicted_active);
+        tot->crawler_reclaimed += ctr_get(&cc->crawler_reclaimed);
+        tot->crawler_items_checked += ctr_get(&cc->crawler_items_checked);
+        tot->direct_reclaims += ctr_get(&cc->direct_reclaims);
+        if (id <= slabs_largest_clsid()) {
+            mq_get_class_stats(id, &ms);
+            tot->lrutail_reflocked += ms.lrutail_reflocked;
+        }
+    }
+}
+
+#define STAT_U64(name, v) \
+    append_stat(name, add_stats, c, "%llu", (unsigned long long)(v))
+
+void storage_stats_general(ADD_STAT add_stats, void *c)
+{
+    struct assoc_stats as;
+    struct slabs_totals sl;
+    struct crawler_stats cr;
+    struct storage_totals tot;
+    uint64_t conn_malloc_fails;
+
+    assoc_get_stats(&as);
+    slabs_get_totals(&sl);
+    crawler_get_stats(&cr);
+    sum_classes(&tot);
+    pthread_mutex_lock(&stats_lock);
+    conn_malloc_fails = stats.malloc_fails;
+    pthread_mutex_unlock(&stats_lock);
+
+    STAT_U64("hash_power_level", as.hash_power_level);
+    STAT_U64("hash_bytes", as.hash_bytes);
+    STAT_U64("hash_is_expanding", as.expanding ? 1 : 0);
+    /* Items of a moving page are dropped, never rescued into other
+     * chunks, so they count as reassignment evictions. */
+    STAT_U64("slab_reassign_rescues", 0);
+    STAT_U64("slab_reassign_chunk_rescues", 0);
+    STAT_U64("slab_reassign_evictions_nomem", sl.reassign_evictions);
+    STAT_U64("slab_reassign_inline_reclaim", 0);
+    STAT_U64("slab_reassign_busy_items", sl.reassign_busy_items);
+    STAT_U64("slab_reassign_busy_deletes", 0);
+    STAT_U64("slab_reassign_running", sl.reassign_running ? 1 : 0);
+    STAT_U64("slabs_moved", sl.slabs_moved);
+    STAT_U64("lru_crawler_running", cr.running ? 1 : 0);
+    STAT_U64("lru_crawler_starts", cr.starts);
+    STAT_U64("lru_maintainer_juggles", 0);
+    STAT_U64("malloc_fails", conn_malloc_fails + sl.malloc_fails);
+    STAT_U64("log_worker_dropped", 0);
+    STAT_U64("log_worker_written", 0);
+    STAT_U64("log_watcher_skipped", 0);
+    STAT_U64("log_watcher_sent", 0);
+    STAT_U64("log_watchers", 0);
+    STAT_U64("unexpected_napi_ids", 0);
+    STAT_U64("round_robin_fallback", 0);
+    STAT_U64("bytes", tot.curr_bytes);
+    STAT_U64("curr_items", tot.curr_items);
+    STAT_U64("total_items", ctr_get(&total_items));
+    STAT_U64("slab_global_page_pool", sl.global_pool_pages);
+    STAT_U64("expired_unfetched", tot.expired_unfetched);
+    STAT_U64("evicted_unfetched", tot.evicted_unfetched);
+    STAT_U64("evicted_active", tot.evicted_active);
+    STAT_U64("evictions", tot.evicted);
+    STAT_U64("reclaimed", tot.reclaimed);
+    STAT_U64("crawler_reclaimed", tot.crawler_reclaimed);
+    STAT_U64("crawler_items_checked", tot.crawler_items_checked);
+    STAT_U64("lrutail_reflocked", tot.lrutail_reflocked);
+    STAT_U64("moves_to_cold", 0);
+    STAT_U64("moves_to_warm", 0);
+    STAT_U64("moves_within_lru", 0);
+    STAT_U64("direct_reclaims", tot.direct_reclaims);
+    STAT_U64("lru_bumps_dropped", 0);
+}
+
+/* memcached's hot/warm/cold view of the MQ queues: queue 0 is cold (next
+ * victims), queues 1-3 warm, 4 and up hot.  Under duallru the queues are
+ * the segments (Move to N counts as cold). */
+#define MQ_WARM_FIRST 1
+#define MQ_HOT_FIRST 4
+
+struct queue_group {
+    uint64_t count;
+    rel_time_t oldest;           /* tail time of the group's lowest queue */
+    bool any;
+};
+
+static void group_queues(const struct mq_class_stats *ms, unsigned int from,
+                         unsigned int to, struct queue_group *g)
+{
+    memset(g, 0, sizeof(*g));
+    for (unsigned int q = from; q < to; q++) {
+        g->count += ms->count[q];
+        if (!g->any && ms->count[q] != 0) {
+            g->oldest = ms->tail_time[q];
+            g->any = true;
+        }
+    }
+}
+
+static uint64_t group_age(const struct queue_group *g)
+{
+    return g->any && current_time > g->oldest ? current_time - g->oldest : 0;
+}
+
+static void item_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
+                            const char *name, uint64_t value)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "items:%u:%s", id, name);
+    append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
+}
+
+static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
+{
+    struct class_counters *cc = &ccount[id];
+    struct mq_class_stats ms;
+    struct queue_group hot, warm, cold, all;
+    mq_get_class_stats(id, &ms);
+    unsigned int q = mq_queues();
+    uint64_t n_items = ctr_get(&cc->n_items);
+    unsigned int warm_first = duallru ? DLRU_WARM : MQ_WARM_FIRST;
+    unsigned int hot_first = duallru ? DLRU_HOT : MQ_HOT_FIRST;
+    group_queues(&ms, hot_first < q ? hot_first : q, q, &hot);
+    group_queues(&ms, warm_first < q ? warm_first : q,
+                 hot_first < q ? hot_first : q, &warm);
+    group_queues(&ms, 0, warm_first, &cold);
+    group_queues(&ms, 0, q, &all);
+    if (all.count + n_items == 0) {
+        return;
+    }
+    /* number counts both zones; the hot/warm/cold split is the D-zone's
+     * queues (N items have no queue) */
+    item_class_stat(add_stats, c, id, "number", all.count + n_items);
+    item_class_stat(add_stats, c, id, "number_hot", hot.count);
+    item_class_stat(add_stats, c, id, "number_warm", warm.count);
+    item_class_stat(add_stats, c, id, "number_cold", cold.count);
+    item_class_stat(add_stats, c, id, "age_hot", group_age(&hot));
+    item_class_stat(add_stats, c, id, "age_warm", group_age(&warm));
+    item_class_stat(add_stats, c, id, "age", group_age(&all));
+    item_class_stat(add_stats, c, id, "mem_requested",
+                    ctr_get(&cc->curr_bytes));
+    item_class_stat(add_stats, c, id, "evicted", ctr_get(&cc->evicted));
+    item_class_stat(add_stats, c, id, "evicted_nonzero",
+                    ctr_get(&cc->evicted_nonzero));
+    item_class_stat(add_stats, c, id, "evicted_time",
+                    ctr_get(&cc->evicted_time));
+    item_class_stat(add_stats, c, id, "outofmemory",
+                    ctr_get(&cc->outofmemory));
+    item_class_stat(add_stats, c, id, "tailrepairs", 0);
+    item_class_stat(add_stats, c, id, "reclaimed", ctr_get(&cc->reclaimed));
+    item_class_stat(add_stats, c, id, "expired_unfetched",
+                    ctr_get(&cc->expired_unfetched));
+    item_class_stat(add_stats, c, id, "evicted_unfetched",
+                    ctr_get(&cc->evicted_unfetched));
+    item_class_stat(add_stats, c, id, "evicted_active",
+                    ctr_get(&cc->evicted_active));
+    item_class_stat(add_stats, c, id, "crawler_reclaimed",
+                    ctr_get(&cc->crawler_reclaimed));
+    item_class_stat(add_stats, c, id, "crawler_items_checked",
+                    ctr_get(&cc->crawler_items_checked));
+    item_class_stat(add_stats, c, id, "lrutail_reflocked",
+                    ms.lrutail_reflocked);
+    item_class_stat(add_stats, c, id, "moves_to_cold", 0);
+    item_class_stat(add_stats, c, id, "moves_to_warm", 0);
+    item_class_stat(add_stats, c, id, "moves_within_lru", 0);
+    item_class_stat(add_stats, c, id, "direct_reclaims",
+                    ctr_get(&cc->direct_reclaims));
+    item_class_stat(add_stats, c, id, "hits_to_hot", 0);
+    item_class_stat(add_stats, c, id, "hits_to_warm", 0);
+    item_class_stat(add_stats, c, id, "hits_to_cold", 0);
+    item_class_stat(add_stats, c, id, "hits_to_temp", 0);
+}
+
+void item_stats(ADD_STAT add_stats, void *c)
+{
+    for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
+            id++) {
+        item_stats_class(add_stats, c, id);
+    }
+}
+
+void item_stats_reset(void)
+{
+    for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
+        struct class_counters *cc = &ccount[id];
+        /* curr_items and curr_bytes describe the cache, not history. */
+        atomic_store(&cc->evicted, 0);
+        atomic_store(&cc->evicted_nonzero, 0);
+        atomic_store(&cc->evicted_time, 0);
+        atomic_store(&cc->outofmemory, 0);
+        atomic_store(&cc->reclaimed, 0);
+        atomic_store(&cc->expired_unfetched, 0);
+        atomic_store(&cc->evicted_unfetched, 0);
+        atomic_store(&cc->evicted_active, 0);
+        atomic_store(&cc->crawler_reclaimed, 0);
+        atomic_store(&cc->crawler_items_checked, 0);
+        atomic_store(&cc->direct_reclaims, 0);
+        atomic_store(&cc->promotions, 0);
+        atomic_store(&cc->demotions, 0);
+        atomic_store(&cc->d_evictions, 0);
+        atomic_store(&cc->n_evictions, 0);
+        atomic_store(&cc->n_fallbacks, 0);
+        atomic_store(&cc->page_demotions, 0);
+        atomic_store(&cc->page_evictions, 0);
+    }
+    atomic_store(&total_items, 0);
+    mq_reset_class_stats();
+    dlru_reset_stats();
+    crawler_reset_stats();
+    tier_stats_reset();
+}
+
+/* ---- stats tier ---- */
+
+/* migrate.c's counters at the last `stats reset` */
+static struct migrate_stats mig_base;
+static pthread_mutex_t mig_base_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tier_stats_reset(void)
+{
+    struct migrate_stats now;
+    migrate_get_stats(&now);
+    pthread_mutex_lock(&mig_base_lock);
+    mig_base = now;
+    pthread_mutex_unlock(&mig_base_lock);
+    nvm_stats_reset();
+}
+
+static void migrate_stats_since_reset(struct migrate_stats *out)
+{
+    migrate_get_stats(out);
+    pthread_mutex_lock(&mig_base_lock);
+    out->decay_epochs -= mig_base.decay_epochs;
+    out->promotions -= mig_base.promotions;
+    out->promotions_queued -= mig_base.promotions_queued;
+    out->promotions_dropped -= mig_base.promotions_dropped;
+    out->threshold_adjustments -= mig_base.threshold_adjustments;
+    pthread_mutex_unlock(&mig_base_lock);
+}
+
+struct tier_totals {
+    uint64_t items, n_items, promotions, demotions, d_evictions, n_evictions,
+             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions;
+};
+
+static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
+{
+    memset(tot, 0, sizeof(*tot));
+    for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
+        struct class_counters *cc = &ccount[id];
+        tot->items += ctr_get(&cc->curr_items);
+        tot->n_items += ctr_get(&cc->n_items);
+        tot->promotions += ctr_get(&cc->promotions);
+        tot->demotions += ctr_get(&cc->demotions);
+        tot->d_evictions += ctr_get(&cc->d_evictions);
+        tot->n_evictions += ctr_get(&cc->n_evictions);
+        tot->page_demotions += ctr_get(&cc->page_demotions);
+        tot->page_evictions += ctr_get(&cc->page_evictions);
+        tot->n_fallbacks += ctr_get(&cc->n_fallbacks);
+        tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
+        tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
+    }
+}
+
+void tier_stats(ADD_STAT add_stats, void *c)
+{
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct slabs_totals sl;
+    struct slabs_tier_totals tt;
+    struct migrate_stats ms;
+    struct clock_nvm_stats cs;
+    struct tier_totals tot;
+    uint64_t lines_read, lines_written;
+    uint32_t emu_r, emu_w;
+
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
+    slabs_get_totals(&sl);
+    slabs_tier_get_totals(&tt);
+    migrate_stats_since_reset(&ms);
+    sum_tier(ts, &tot);
+    free(ts);
+    nvm_stats_sum(&lines_read, &lines_written);
+    nvm_emulation_get(&emu_r, &emu_w);
+    clock_nvm_get_stats(&cs);
+    uint64_t index_bytes = assoc_index_bytes();
+
+    append_stat("tier_policy", add_stats, c, "%s",
+                tier_policy_name(settings.tier_policy));
+    append_stat("tier_placement", add_stats, c, "%s",
+                settings.tier_placement == TIER_PLACE_NVM ? "nvm"
+                                                          : "dram_first");
+    append_stat("tier_promote", add_stats, c, "%s",
+                settings.tier_promote_async ? "async" : "sync");
+    STAT_U64("d_zone_limit", sl.mem_limit);
+    STAT_U64("n_zone_limit", tt.zone_limit);
+    STAT_U64("d_zone_used", sl.total_malloced);
+    STAT_U64("n_zone_used", tt.zone_used);
+    STAT_U64("d_items", tot.items - tot.n_items);
+    STAT_U64("n_items", tot.n_items);
+    STAT_U64("d_hits", tot.d_hits);
+    STAT_U64("n_hits", tot.n_hits);
+    STAT_U64("promotions", tot.promotions);
+    STAT_U64("promotions_queued", ms.promotions_queued);
+    STAT_U64("promotions_dropped", ms.promotions_dropped);
+    STAT_U64("demotions", tot.demotions);
+    STAT_U64("d_evictions", tot.d_evictions);
+    STAT_U64("n_evictions", tot.n_evictions);
+    STAT_U64("n_fallbacks", tot.n_fallbacks);
+    if (duallru) {
+        struct dlru_stats ds;
+        dlru_get_stats(&ds);
+        STAT_U64("move_to_n_len", ds.move_to_n_len);
+        STAT_U64("move_to_d_len", ds.move_to_d_len);
+        STAT_U64("dlru_segment_moves", ds.segment_moves);
+        STAT_U64("dlru_to_move_n", ds.to_move_n);
+        STAT_U64("dlru_to_move_d", ds.to_move_d);
+        STAT_U64("dlru_busy", ds.busy);
+    }
+    STAT_U64("nvm_lines_read", lines_read);
+    STAT_U64("nvm_lines_written", lines_written);
+    STAT_U64("index_bytes", index_bytes);
+    append_stat("index_bytes_per_item", add_stats, c, "%.2f",
+                tot.items ? (double)index_bytes / (double)tot.items : 0.0);
+    STAT_U64("n_zone_bitmap_bytes", tt.bitmap_bytes);
+    STAT_U64("clock_examined", cs.examined);
+    STAT_U64("clock_second_chances", cs.second_chances);
+    STAT_U64("clock_busy", cs.busy);
+    STAT_U64("decay_epochs", ms.decay_epochs);
+    STAT_U64("threshold_adjustments", ms.threshold_adjustments);
+    tier_reassign_stats(add_stats, c);
+    STAT_U64("reassign_page_demotions", tot.page_demotions);
+    STAT_U64("reassign_page_evictions", tot.page_evictions);
+    append_stat("nvm_backend", add_stats, c, "%s",
+                nvm_zone_backend_name(&nvm_zone));
+    append_stat("nvm_granularity", add_stats, c, "%s",
+                nvm_zone_granularity_name(&nvm_zone));
+    STAT_U64("nvm_emulate_read_ns", emu_r);
+    STAT_U64("nvm_emulate_write_ns", emu_w);
+    append_stat("nvm_tsc_ticks_per_ns", add_stats, c, "%.3f",
+                nvm_emulation_calibration());
+}
+
+static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
+                            const char *name, uint64_t value)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "%u:%s", id, name);
+    append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
+}
+
+/* tier_policy=duallru: each zone's segment sizes */
+static void dlru_class_stats(ADD_STAT add_stats, void *c, unsigned int id)
+{
+    struct dlru_class_stats ds;
+    dlru_get_class_stats(id, &ds);
+    tier_class_stat(add_stats, c, id, "d_hot", ds.d_seg[DLRU_HOT]);
+    tier_class_stat(add_stats, c, id, "d_warm", ds.d_seg[DLRU_WARM]);
+    tier_class_stat(add_stats, c, id, "d_cold", ds.d_seg[DLRU_COLD]);
+    tier_class_stat(add_stats, c, id, "d_move_to_n", ds.d_seg[DLRU_MOVE]);
+    tier_class_stat(add_stats, c, id, "n_hot", ds.n_seg[DLRU_HOT]);
+    tier_class_stat(add_stats, c, id, "n_warm", ds.n_seg[DLRU_WARM]);
+    tier_class_stat(add_stats, c, id, "n_cold", ds.n_seg[DLRU_COLD]);
+    tier_class_stat(add_stats, c, id, "n_move_to_d", ds.n_seg[DLRU_MOVE]);
+}
+
+void tier_stats_classes(ADD_STAT add_stats, void *c)
+{
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    uint64_t lines_read[MAX_NUMBER_OF_SLAB_CLASSES];
+    uint64_t lines_written[MAX_NUMBER_OF_SLAB_CLASSES];
+
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
+    nvm_stats_sum_classes(lines_read, lines_written,
+                          MAX_NUMBER_OF_SLAB_CLASSES);
+    for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
+            id++) {
+        unsigned int d_pages = slabs_class_pages(id, SLAB_ZONE_DRAM);
+        unsigned int n_pages = slabs_tier_class_pages(id);
+        if (d_pages == 0 && n_pages == 0) {
+            continue;
+        }
+        struct class_counters *cc = &ccount[id];
+        struct migrate_class_stats mcs;
+        migrate_get_class_stats(id, &mcs);
+        uint64_t n_items = ctr_get(&cc->n_items);
+        char key[64];
+        tier_class_stat(add_stats, c, id, "d_pages", d_pages);
+        tier_class_stat(add_stats, c, id, "n_pages", n_pages);
+        tier_class_stat(add_stats, c, id, "d_items",
+                        ctr_get(&cc->curr_items) - n_items);
+        tier_class_stat(add_stats, c, id, "n_items", n_items);
+        tier_class_stat(add_stats, c, id, "threshold",
+                        tiering ? mcs.threshold : 0);
+        tier_class_stat(add_stats, c, id, "d_hits",
+                        STAT_GET(ts->tier_d_hits[id]));
+        tier_class_stat(add_stats, c, id, "n_hits",
+                        STAT_GET(ts->tier_n_hits[id]));
+        tier_class_stat(add_stats, c, id, "promotions",
+                        ctr_get(&cc->promotions));
+        tier_class_stat(add_stats, c, id, "demotions",
+                        ctr_get(&cc->demotions));
+        tier_class_stat(add_stats, c, id, "d_evictions",
+                        ctr_get(&cc->d_evictions));
+        tier_class_stat(add_stats, c, id, "n_evictions",
+                        ctr_get(&cc->n_evictions));
+        if (duallru) {
+            dlru_class_stats(add_stats, c, id);
+        }
+        tier_class_stat(add_stats, c, id, "nvm_lines_read", lines_read[id]);
+        tier_class_stat(add_stats, c, id, "nvm_lines_written",
+                        lines_written[id]);
+        snprintf(key, sizeof(key), "%u:benefit", id);
+        append_stat(key, add_stats, c, "%.4f", mcs.last_benefit);
+        tier_reassign_class_stats(add_stats, c, id);
+    }
+    free(ts);
+}
+
