@@ -116,6 +116,9 @@ struct heap_meta {
     uint64_t noff;               /* N offset of its version; HEAP_NO_OFF */
     uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
     uint32_t pad_;
+    /* a snapshot a reply holds: the worker's in-flight gauge it is
+     * charged to (released with it); NULL for the engine's own copies */
+    _Atomic uint64_t *inflight;
 };
 #define HEAP_NO_OFF UINT64_MAX
 
@@ -144,6 +147,7 @@ static item *heap_alloc(size_t ntotal)
     }
     m->noff = HEAP_NO_OFF;
     m->reader = 0;
+    m->inflight = NULL;
     return (item *)(m + 1);
 }
 
@@ -177,6 +181,10 @@ static void item_free(item *it)
         struct heap_meta *m = heap_meta(it);
         if (m->reader != 0) {
             atomic_fetch_sub_explicit(&n_readers[m->reader - 1], 1,
+                                      memory_order_relaxed);
+        }
+        if (m->inflight != NULL) {
+            atomic_fetch_sub_explicit(m->inflight, ITEM_ntotal(it),
                                       memory_order_relaxed);
         }
         free(m);
@@ -259,11 +267,10 @@ static bool n_is_dead(const nitem_hdr *h, uint64_t loc)
     return exptime_passed(h->exptime) || n_is_flushed(h, loc);
 }
 
+/* Also with -C: the cas is each version's identity here (find_version);
+ * ITEM_get_cas hides it from clients then. */
 uint64_t get_cas_id(void)
 {
-    if (!settings.use_cas) {
-        return 0;
-    }
     return atomic_fetch_add_explicit(&cas_id, 1, memory_order_relaxed) + 1;
 }
 
@@ -713,17 +720,53 @@ static bool do_link_d(item *it, uint64_t hv)
     return true;
 }
 
-/* Store the staging buffer `it` in the N-zone. */
-static bool do_link_n(item *it, uint64_t hv)
+/* Where a new version will be stored, secured before anything is
+ * unlinked: a store that replaces a version must never remove it and then
+ * find no room for its successor. */
+struct link_target {
+    uint64_t noff;               /* an N chunk for a staging buffer */
+    item *d;                     /* else a D chunk: the item itself, or the
+                                  * copy of a staging buffer the N-zone could
+                                  * not take */
+};
+
+/* Secure the chunk `it` will be linked in (item lock held).  A D item
+ * already has its chunk; a staging buffer needs an N chunk, else a D one
+ * (counted as an n_fallback).  False when neither zone has room. */
+static bool do_reserve_target(item *it, struct link_target *tgt)
 {
-    uint64_t off;
-    if (!n_chunk(it->slabs_clsid, settings.evict_to_free != 0, &off)) {
-        return false;
+    tgt->noff = HEAP_NO_OFF;
+    tgt->d = NULL;
+    if (!is_heap(it)) {
+        tgt->d = it;
+        return true;
     }
+    bool may_evict = settings.evict_to_free != 0;
+    if (n_chunk(it->slabs_clsid, may_evict, &tgt->noff)) {
+        return true;
+    }
+    tgt->noff = HEAP_NO_OFF;
+    ctr_add(&ccount[it->slabs_clsid].n_fallbacks, 1);
+    tgt->d = d_chunk(it->slabs_clsid, ITEM_ntotal(it), may_evict);
+    return tgt->d != NULL;
+}
+
+/* Give back a target that was not linked. */
+static void release_target(item *it, struct link_target *tgt)
+{
+    if (tgt->noff != HEAP_NO_OFF) {
+        slabs_tier_free(tgt->noff);
+    } else if (tgt->d != NULL && tgt->d != it) {
+        slabs_free(tgt->d, ITEM_ntotal(it), it->slabs_clsid);
+    }
+}
+
+/* Store the staging buffer `it` in the N chunk at off. */
+static bool do_link_n(item *it, uint64_t hv, uint64_t off)
+{
     write_to_nvm(it, hv, off);
     uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
     if (!assoc_insert_loc(loc, hv)) {
-        slabs_tier_free(off);
         return false;
     }
     heap_meta(it)->noff = off;
@@ -736,39 +779,42 @@ static bool do_link_n(item *it, uint64_t hv)
     return true;
 }
 
-/* The N-zone could not take the staging buffer `it`: store a D copy. */
-static bool do_link_fallback(item *it, uint64_t hv)
+/* Store a D copy of the staging buffer `it` in the D chunk d. */
+static bool do_link_copy(item *it, uint64_t hv, item *d)
 {
-    size_t ntotal = ITEM_ntotal(it);
-    item *d = d_chunk(it->slabs_clsid, ntotal, settings.evict_to_free != 0);
-    if (d == NULL) {
-        return false;
-    }
-    memcpy(d, it, ntotal);
+    memcpy(d, it, ITEM_ntotal(it));
     d->it_flags = it->it_flags & ~ITEM_HEAP;
     atomic_store_explicit(&d->refcount, 0, memory_order_relaxed);
-    if (!do_link_d(d, hv)) {
-        slabs_free(d, ntotal, d->slabs_clsid);
-        return false;
+    return do_link_d(d, hv);
+}
+
+/* Link `it` into the target secured for it (item lock held); on failure
+ * the target is given back. */
+static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
+{
+    it->time = current_time;
+    it->cas = get_cas_id();
+    count_access(it);
+    bool linked;
+    if (tgt->noff != HEAP_NO_OFF) {
+        linked = do_link_n(it, hv, tgt->noff);
+    } else if (tgt->d == it) {
+        linked = do_link_d(it, hv);
+    } else {
+        linked = do_link_copy(it, hv, tgt->d);
     }
-    return true;
+    if (!linked) {
+        release_target(it, tgt);
+    }
+    return linked;
 }
 
 /* Link a fresh item under its key (item lock held).  Linking is a store,
  * so it counts as an access. */
 static bool do_item_link(item *it, uint64_t hv)
 {
-    it->time = current_time;
-    it->cas = get_cas_id();
-    count_access(it);
-    if (!is_heap(it)) {
-        return do_link_d(it, hv);
-    }
-    if (do_link_n(it, hv)) {
-        return true;
-    }
-    ctr_add(&ccount[it->slabs_clsid].n_fallbacks, 1);
-    return do_link_fallback(it, hv);
+    struct link_target tgt;
+    return do_reserve_target(it, &tgt) && do_link_target(it, hv, &tgt);
 }
 
 /* Remove the N item of *locp from the index and the totals; its chunk is
@@ -802,9 +848,15 @@ static void do_unlink_d(item *it, uint64_t hv)
 
 /* The stored item that `it` (a referenced D item, a snapshot or a stored
  * staging buffer) stands for, if it is still the key's current version:
- * *d for a D item, *locp for an N item.  The same item, the same N chunk,
- * or, after a migration, the same non-zero cas. */
+ * *d for a D item, *locp for an N item.  A referenced D item is its own
+ * identity while linked; otherwise a version is known by its cas, which
+ * every stored version has, unique, even under -C (memcached.h), and which
+ * migrations carry.  An N offset alone is no identity: once the lock has
+ * been dropped its chunk may hold a newer version of the same key. */
 enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
+
+/* cas_of_n reads only the header bytes up to and including cas. */
+#define NITEM_CAS_BYTES (offsetof(nitem_hdr, cas) + sizeof(uint64_t))
 
 static enum version_zone find_version(item *it, uint64_t hv, item **d,
                                       uint64_t **locp)
@@ -814,9 +866,15 @@ static enum version_zone find_version(item *it, uint64_t hv, item **d,
         return VERSION_D;
     }
     if (is_heap(it) && heap_meta(it)->noff != HEAP_NO_OFF) {
-        *locp = assoc_find_noff(hv, heap_meta(it)->noff);
+        uint64_t off = heap_meta(it)->noff;
+        *locp = assoc_find_noff(hv, off);
         if (*locp != NULL) {
-            return VERSION_N;
+            nitem_hdr h;
+            nitem_read_header(off, &h, NITEM_CAS_BYTES);
+            if (h.cas == it->cas) {
+                return VERSION_N;
+            }
+            return VERSION_GONE;     /* the chunk holds a newer version */
         }
     }
     if (!tiering || it->cas == 0) {
@@ -859,13 +917,20 @@ void do_item_unlink(item *it, uint64_t hv)
     }
 }
 
-/* new_it takes old_it's place; it inherits the key's hotness. */
+/* new_it takes old_it's place; it inherits the key's hotness.  Its chunk
+ * is secured first: when there is no room, old_it stays as it was.  After
+ * the unlink the index has a free slot in the key's chain, so the link
+ * cannot fail for want of one. */
 static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
 {
+    struct link_target tgt;
     new_it->counter = old_it->counter;
     new_it->epoch = old_it->epoch;
+    if (!do_reserve_target(new_it, &tgt)) {
+        return false;
+    }
     do_item_unlink(old_it, hv);
-    return do_item_link(new_it, hv);
+    return do_link_target(new_it, hv, &tgt);
 }
 
 /* ---- metadata setters (items.h) ---- */
@@ -947,13 +1012,59 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
 
 /* ---- promotion N->D ---- */
 
-/* A DRAM snapshot of the N item probed at *locp (item lock held). */
-static item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
+#ifdef MEMCACHED_DEBUG
+static _Atomic unsigned int debug_failing_snapshots;
+
+void items_debug_fail_snapshots(unsigned int n)
+{
+    atomic_store_explicit(&debug_failing_snapshots, n, memory_order_relaxed);
+}
+
+static bool debug_snapshot_fails(void)
+{
+    unsigned int n = atomic_load_explicit(&debug_failing_snapshots,
+                                          memory_order_relaxed);
+    while (n > 0) {
+        if (atomic_compare_exchange_weak_explicit(&debug_failing_snapshots,
+                &n, n - 1, memory_order_relaxed, memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
+}
+#endif
+
+/* Give snapshot it the hot metadata of the location word loc (item lock
+ * held): last access, flags, counter and epoch live there, not in NVM. */
+static void snapshot_sync(item *it, const nitem_hdr *h, uint64_t loc)
+{
+    it->time = n_last_access(h, loc);
+    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
+                              | (h->flags & ITEM_KEY_BINARY));
+    it->counter = (uint16_t)hd_n_counter(loc);
+    it->epoch = (uint8_t)hd_n_epoch(loc);
+}
+
+/* A DRAM snapshot of the N item probed at *locp (item lock held); charged
+ * to *inflight (a worker's gauge) until freed, when a reply will hold it.
+ * NULL when out of memory. */
+static item *snapshot_make(const struct nitem_probe *p, uint64_t loc,
+                           _Atomic uint64_t *inflight)
 {
     const nitem_hdr *h = &p->u.hdr;
-    item *it = heap_alloc(item_make_ntotal(h->nkey, (int)h->nbytes));
+    size_t ntotal = item_make_ntotal(h->nkey, (int)h->nbytes);
+#ifdef MEMCACHED_DEBUG
+    if (debug_snapshot_fails()) {
+        return NULL;
+    }
+#endif
+    item *it = heap_alloc(ntotal);
     if (it == NULL) {
         return NULL;
+    }
+    if (inflight != NULL) {
+        atomic_fetch_add_explicit(inflight, ntotal, memory_order_relaxed);
+        heap_meta(it)->inflight = inflight;
     }
     unsigned int slot = reader_slot(p->off);
     heap_meta(it)->noff = p->off;
@@ -961,18 +1072,14 @@ static item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
     atomic_fetch_add_explicit(&n_readers[slot], 1, memory_order_relaxed);
     it->next = it->prev = NULL;
     it->cas = h->cas;
-    it->time = n_last_access(h, loc);
     it->exptime = h->exptime;
     it->nbytes = h->nbytes;
     it->client_flags = h->client_flags;
     atomic_store_explicit(&it->refcount, 1, memory_order_relaxed);
-    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
-                              | (h->flags & ITEM_KEY_BINARY));
-    it->counter = (uint16_t)hd_n_counter(loc);
     it->slabs_clsid = h->clsid;
     it->nkey = h->nkey;
     it->mq_level = 0;
-    it->epoch = (uint8_t)hd_n_epoch(loc);
+    snapshot_sync(it, h, loc);
     nitem_read_body(p, ITEM_key(it));
     return it;
 }
@@ -1033,7 +1140,7 @@ static bool engine_promote(uint64_t hv, const char *key, size_t nkey)
         uint32_t c = migrate_decay(hd_n_counter(loc),
                                    (migrate_epoch() - hd_n_epoch(loc)) & 7);
         if (wants_promotion(p.u.hdr.clsid, c)) {
-            item *snap = snapshot_make(&p, loc);
+            item *snap = snapshot_make(&p, loc, NULL);
             item *d = snap == NULL ? NULL
                 : d_chunk(snap->slabs_clsid, ITEM_ntotal(snap),
                           settings.evict_to_free != 0);
@@ -1134,36 +1241,88 @@ void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
     }
 }
 
-/* An N hit: check expiry, count, snapshot, maybe promote. */
-static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
-                           uint64_t hv, LIBEVENT_THREAD *t, bool do_update)
+/* May a reply of t take another ntotal bytes of N-zone value?  The
+ * thread's replies that wait to be written hold their snapshots; past
+ * tier_inflight_limit (0: none) further N hits are refused, except on a
+ * thread that holds none, so that a value larger than the limit can still
+ * be served one at a time. */
+static bool inflight_admits(LIBEVENT_THREAD *t, size_t ntotal)
+{
+    uint64_t held = atomic_load_explicit(&t->tier_inflight_bytes,
+                                         memory_order_relaxed);
+    uint64_t limit = settings.tier_inflight_limit;
+    if (limit == 0 || held == 0 || held + ntotal <= limit) {
+        return true;
+    }
+    STAT_INCR(t->stats.tier_inflight_refused);
+    return false;
+}
+
+/* A lookup that found the N item of *locp (probe p) expired or flushed
+ * unlinks it and counts why; returns whether it did. */
+static bool do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
+                           uint64_t hv, LIBEVENT_THREAD *t)
 {
     const nitem_hdr *h = &p->u.hdr;
-    if (n_is_dead(h, *locp)) {
-        bool flushed = n_is_flushed(h, *locp);
-        do_unlink_n_slot(locp, hv, h->clsid,
-                         item_make_ntotal(h->nkey, (int)h->nbytes));
-        slabs_tier_free(p->off);
-        if (t != NULL) {
-            if (flushed) {
-                STAT_INCR(t->stats.get_flushed);
-            } else {
-                STAT_INCR(t->stats.get_expired);
-            }
+    if (!n_is_dead(h, *locp)) {
+        return false;
+    }
+    bool flushed = n_is_flushed(h, *locp);
+    do_unlink_n_slot(locp, hv, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+    slabs_tier_free(p->off);
+    if (t != NULL) {
+        if (flushed) {
+            STAT_INCR(t->stats.get_flushed);
+        } else {
+            STAT_INCR(t->stats.get_expired);
         }
+    }
+    return true;
+}
+
+/* An N hit: check expiry, count, snapshot, maybe promote.  A snapshot
+ * that cannot be made changes nothing and sets *status to
+ * LOOKUP_NO_MEMORY. */
+static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
+                           uint64_t hv, LIBEVENT_THREAD *t, bool do_update,
+                           bool for_reply, enum item_lookup *status)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    size_t ntotal = item_make_ntotal(h->nkey, (int)h->nbytes);
+    if (do_reap_dead_n(locp, p, hv, t)) {
+        return NULL;
+    }
+    _Atomic uint64_t *charge = NULL;
+    if (for_reply && t != NULL) {
+        if (!inflight_admits(t, ntotal)) {
+            *status = LOOKUP_NO_MEMORY;
+            return NULL;
+        }
+        charge = &t->tier_inflight_bytes;
+    }
+    item *snap = snapshot_make(p, *locp, charge);
+    if (snap == NULL) {
+        *status = LOOKUP_NO_MEMORY;
         return NULL;
     }
     migrate_count_request(t, h->clsid, false);
-    bool refd = duallru && do_update
-        && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
-    bool hot = do_update && n_bump(locp, h->time, h->clsid);
+    if (!do_update) {
+        *status = LOOKUP_HIT;
+        return snap;
+    }
+    /* the snapshot was made first so that a failed one changes nothing;
+     * it now takes the metadata of this hit */
+    bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
+    bool hot = n_bump(locp, h->time, h->clsid);
+    snapshot_sync(snap, h, *locp);
     if (refd) {
         dlru_n_ref(h->clsid, p->off, h->lru);
     }
-    item *snap = snapshot_make(p, *locp);
-    if (snap != NULL && hot) {
+    if (hot) {
         promote_after_hit(locp, hv, snap);
     }
+    *status = LOOKUP_HIT;
     return snap;
 }
 
@@ -1172,9 +1331,27 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
  * the D path's frame stays small. */
 static __thread struct nitem_probe get_probe;
 
-static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
-                         LIBEVENT_THREAD *t, bool do_update)
+/* A D hit a reply would hold once more than ITEM_REFCOUNT_LIMIT times is
+ * answered as a miss: the 16-bit count must never wrap, or the chunk would
+ * be freed and reused under the replies still pointing at it. */
+static bool refcount_take_for_reply(item *it)
 {
+    if (refcount_incr(it) > ITEM_REFCOUNT_LIMIT) {
+        refcount_decr(it);
+        return false;
+    }
+    return true;
+}
+
+/* The lookup behind every item_get form and the engine's own: for_reply
+ * when a client's reply will hold the result (the bounds above apply);
+ * the engine's lookups (store, arithmetic, delete) release theirs within
+ * the same hold of the item lock. */
+static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
+                         LIBEVENT_THREAD *t, bool do_update, bool for_reply,
+                         enum item_lookup *status)
+{
+    *status = LOOKUP_MISS;
     uint64_t *locp = assoc_find_loc(key, nkey, hv, &get_probe);
     if (tiering && t != NULL) {
         STAT_INCR(t->stats.tier_requests);
@@ -1183,10 +1360,17 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
         return NULL;
     }
     if (hd_loc_is_n(*locp)) {
-        return do_item_get_n(locp, &get_probe, hv, t, do_update);
+        return do_item_get_n(locp, &get_probe, hv, t, do_update, for_reply,
+                             status);
     }
     item *it = hd_loc_to_item(*locp);
-    refcount_incr(it);
+    if (for_reply) {
+        if (!refcount_take_for_reply(it)) {
+            return NULL;
+        }
+    } else {
+        refcount_incr(it);
+    }
     if (item_is_flushed(it)) {
         do_item_unlink(it, hv);
         item_remove(it);
@@ -1212,33 +1396,35 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
     if (do_update) {
         do_item_bump(it);
     }
+    *status = LOOKUP_HIT;
     return it;
 }
 
 item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
-               bool do_update)
+               bool do_update, enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t, do_update);
+    item *it = do_item_get(key, nkey, hv, t, do_update, true, status);
     item_unlock(hv);
     return it;
 }
 
 item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
-                      bool do_update, uint64_t *hv)
+                      bool do_update, uint64_t *hv,
+                      enum item_lookup *status)
 {
     *hv = hash_key(key, nkey);
     item_lock(*hv);
-    return do_item_get(key, nkey, *hv, t, do_update);
+    return do_item_get(key, nkey, *hv, t, do_update, true, status);
 }
 
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t)
+                 LIBEVENT_THREAD *t, enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t, DO_UPDATE);
+    item *it = do_item_get(key, nkey, hv, t, DO_UPDATE, true, status);
     if (it != NULL) {
         do_item_set_exptime(it, hv, exptime);
     }
@@ -1288,7 +1474,7 @@ static item *build_concatenation(item *old_it, item *it, enum store_cmd cmd)
 static bool cas_allows_store(item *old_it, item *it, uint64_t cas_in,
                              bool cas_stale)
 {
-    switch (compare_cas(cas_in, old_it->cas, cas_stale)) {
+    switch (compare_cas(cas_in, ITEM_get_cas(old_it), cas_stale)) {
     case CAS_MATCH:
         break;
     case CAS_STALE:
@@ -1338,7 +1524,8 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
         return NOT_STORED;
     }
     if (cmd == NREAD_APPEND || cmd == NREAD_PREPEND) {
-        enum cas_result cr = compare_cas(cas_in, old_it->cas, false);
+        enum cas_result cr = compare_cas(cas_in, ITEM_get_cas(old_it),
+                                         false);
         if (cr != CAS_NONE && cr != CAS_MATCH) {
             return EXISTS;
         }
@@ -1374,11 +1561,17 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
         LIBEVENT_THREAD *t, uint64_t hv, uint64_t cas_in,
         uint64_t *cas_out, bool cas_stale)
 {
-    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t, DONT_UPDATE);
+    enum item_lookup found;
+    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t, DONT_UPDATE,
+                               false, &found);
     item *stored_it = it;
     enum store_item_type ret;
 
-    if (old_it != NULL) {
+    if (found == LOOKUP_NO_MEMORY) {
+        /* the key is there: acting as if it were not would link a second
+         * version of it */
+        ret = NO_MEMORY;
+    } else if (old_it != NULL) {
         ret = do_store_existing(old_it, it, cmd, t, cas_in, cas_stale, hv,
                                 &stored_it);
         item_remove(old_it);
@@ -1393,7 +1586,7 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
     if (ret == STORED && cas_out != NULL) {
         /* stored_it may be an append result whose only reference is the
          * index's; we still hold the item lock, so it is alive. */
-        *cas_out = stored_it->cas;
+        *cas_out = ITEM_get_cas(stored_it);
     }
     return ret;
 }
@@ -1502,11 +1695,15 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
         uint64_t cas_in, uint64_t *cas_out, item **it_out, uint64_t hv)
 {
     uint64_t value;
-    item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE);
+    enum item_lookup found;
+    item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE, false, &found);
+    if (found == LOOKUP_NO_MEMORY) {
+        return DELTA_EOM;
+    }
     if (it == NULL) {
         return DELTA_ITEM_NOT_FOUND;
     }
-    if (cas_in != 0 && it->cas != cas_in) {
+    if (cas_in != 0 && ITEM_get_cas(it) != cas_in) {
         item_remove(it);
         return DELTA_ITEM_CAS_MISMATCH;
     }
@@ -1523,7 +1720,7 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
         return DELTA_EOM;
     }
     if (cas_out != NULL) {
-        *cas_out = now->cas;
+        *cas_out = ITEM_get_cas(now);
     }
     if (it_out != NULL) {
         *it_out = now;
@@ -1548,22 +1745,56 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
 
 /* ---- delete ---- */
 
+/* Delete needs the version's header, never its value: it is found and
+ * unlinked in place, with no copy, so it cannot fail for want of memory.
+ * A dead version is unlinked and reported as a miss, as a lookup would. */
+static enum delete_result_type do_item_delete(const char *key, size_t nkey,
+        uint64_t hv, uint64_t cas_in, LIBEVENT_THREAD *t,
+        unsigned int *clsid)
+{
+    struct nitem_probe p;
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, &p);
+    if (locp == NULL || !hd_loc_is_n(*locp)) {
+        /* a miss, or a D item: the ordinary lookup pins it, no copy */
+        enum item_lookup found;
+        item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE, false, &found);
+        enum delete_result_type ret = DELETE_NOT_FOUND;
+        if (it != NULL && cas_in != 0 && cas_in != ITEM_get_cas(it)) {
+            ret = DELETE_CAS_MISMATCH;
+        } else if (it != NULL) {
+            *clsid = it->slabs_clsid;
+            do_item_unlink(it, hv);
+            ret = DELETE_OK;
+        }
+        item_remove(it);
+        return ret;
+    }
+    const nitem_hdr *h = &p.u.hdr;
+    if (t != NULL) {
+        STAT_INCR(t->stats.tier_requests);
+    }
+    if (do_reap_dead_n(locp, &p, hv, t)) {
+        return DELETE_NOT_FOUND;
+    }
+    migrate_count_request(t, h->clsid, false);
+    if (cas_in != 0 && cas_in != (settings.use_cas ? h->cas : 0)) {
+        return DELETE_CAS_MISMATCH;
+    }
+    *clsid = h->clsid;
+    do_unlink_n_slot(locp, hv, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+    slabs_tier_free(p.off);
+    return DELETE_OK;
+}
+
 enum delete_result_type item_delete(const char *key, size_t nkey,
-                                    uint64_t cas_in, LIBEVENT_THREAD *t)
+                                    uint64_t cas_in, LIBEVENT_THREAD *t,
+                                    unsigned int *clsid)
 {
     uint64_t hv = hash_key(key, nkey);
-    enum delete_result_type ret;
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE);
-    if (it == NULL) {
-        ret = DELETE_NOT_FOUND;
-    } else if (cas_in != 0 && cas_in != it->cas) {
-        ret = DELETE_CAS_MISMATCH;
-    } else {
-        do_item_unlink(it, hv);
-        ret = DELETE_OK;
-    }
-    item_remove(it);
+    enum delete_result_type ret = do_item_delete(key, nkey, hv, cas_in, t,
+                                                 clsid);
     item_unlock(hv);
     return ret;
 }
@@ -1958,7 +2189,7 @@ static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
             clock_unlink(locp, hv, &p.u.hdr, true);
             slabs_tier_free(off);
         } else {
-            item *snap = snapshot_make(&p, *locp);
+            item *snap = snapshot_make(&p, *locp, NULL);
             item *d = snap == NULL ? NULL
                 : d_chunk(id, ITEM_ntotal(snap),
                           settings.evict_to_free != 0);

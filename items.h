@@ -83,17 +83,38 @@ void item_remove(item *it);         /* drop the caller's reference */
 /* ---- lookup ----
  * Expired and flushed items are unlinked on the way and reported as misses
  * (get_expired / get_flushed are counted in t's stats here).  do_update
- * bumps the item in its replacement queue and counts the access. */
+ * bumps the item in its replacement queue and counts the access.
+ *
+ * These are the lookups whose result a client's reply holds.  *status
+ * tells a miss from a hit that could not be served:
+ *   - LOOKUP_MISS also covers a D item already held ITEM_REFCOUNT_LIMIT
+ *     times (memcached answers such a fetch as a miss rather than let the
+ *     16-bit count wrap);
+ *   - LOOKUP_NO_MEMORY: the key is there but its N-zone value could not be
+ *     copied out (no memory, or the thread's tier_inflight_limit spent by
+ *     replies still waiting to be written).  Nothing was changed. */
+#define ITEM_REFCOUNT_LIMIT 60000
+enum item_lookup {
+    LOOKUP_MISS = 0,
+    LOOKUP_HIT,
+    LOOKUP_NO_MEMORY
+};
 item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
-               bool do_update);
+               bool do_update, enum item_lookup *status);
 /* Same, but returns with the item lock for *hv held (hit or miss): the
  * caller may read and change the item's metadata (exptime, it_flags, cas)
  * and must call item_unlock(*hv) before doing I/O. */
 item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
-                      bool do_update, uint64_t *hv);
+                      bool do_update, uint64_t *hv,
+                      enum item_lookup *status);
 /* Lookup that also sets a new expiry time (touch, gat). */
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t);
+                 LIBEVENT_THREAD *t, enum item_lookup *status);
+#ifdef MEMCACHED_DEBUG
+/* debugfail: the next n copies of N-zone items fail as if malloc had
+ * failed (debug build only; tests of the out-of-memory paths). */
+void items_debug_fail_snapshots(unsigned int n);
+#endif
 
 /* ---- updates ----
  * store_item links `it` according to cmd (set, add, replace, append,
@@ -114,8 +135,11 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
                                  char *buf, uint64_t cas_in,
                                  uint64_t *cas_out, item **it_out);
 
+/* Unlink the key's version (cas_in != 0 must match); *clsid gets its
+ * class on DELETE_OK.  Reads no value bytes and allocates nothing. */
 enum delete_result_type item_delete(const char *key, size_t nkey,
-                                    uint64_t cas_in, LIBEVENT_THREAD *t);
+                                    uint64_t cas_in, LIBEVENT_THREAD *t,
+                                    unsigned int *clsid);
 /* Unlink a linked item (or the stored item a snapshot stands for); the
  * lock for its hash must be held. */
 void do_item_unlink(item *it, uint64_t hv);

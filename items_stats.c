@@ -286,12 +286,14 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 
 struct tier_totals {
     uint64_t items, n_items, promotions, demotions, d_evictions, n_evictions,
-             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions;
+             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions,
+             inflight_refused;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
 {
     memset(tot, 0, sizeof(*tot));
+    tot->inflight_refused = STAT_GET(ts->tier_inflight_refused);
     for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
         struct class_counters *cc = &ccount[id];
         tot->items += ctr_get(&cc->curr_items);
@@ -355,6 +357,8 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
+    STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
+    STAT_U64("inflight_refused", tot.inflight_refused);
     if (duallru) {
         struct dlru_stats ds;
         dlru_get_stats(&ds);

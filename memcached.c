@@ -203,6 +203,7 @@ static void settings_init(void)
     settings.tier_reassign = TIER_REASSIGN_DP;
     settings.tier_reassign_period = 1000000;
     settings.tier_reassign_rate = 4;
+    settings.tier_inflight_limit = 16 * 1024 * 1024;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1618,6 +1619,9 @@ static void usage(void)
 "                          (default: 1000000)\n"
 "   - tier_reassign_rate=<n> page moves per period at most (0-256,\n"
 "                          default: 4)\n"
+"   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
+"                          may hold while unwritten (default: 16m; 0: no\n"
+"                          limit); past it N hits answer SERVER_ERROR\n"
 "   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
 "     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
@@ -1819,6 +1823,12 @@ static bool parse_tier_subopt(const char *name, const char *val)
         settings.tier_reassign_rate = subopt_u32(name, val);
         if (settings.tier_reassign_rate > 256) {
             die("tier_reassign_rate must be between 0 and 256");
+        }
+    } else if (strcmp(name, "tier_inflight_limit") == 0) {
+        if (val == NULL
+                || !nvm_parse_size(val, &settings.tier_inflight_limit)) {
+            die("tier_inflight_limit must be a size such as 16m (got %s)",
+                val ? val : "nothing");
         }
     } else {
         return false;

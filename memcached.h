@@ -120,7 +120,10 @@ typedef struct _stritem {
 #define ITEM_key(it)   ((it)->data)
 #define ITEM_data(it)  ((it)->data + (it)->nkey + 1)
 #define ITEM_ntotal(it) (sizeof(item) + (it)->nkey + 1 + (it)->nbytes)
-#define ITEM_get_cas(it) ((it)->cas)
+/* it->cas is also the version's identity inside the engine (items.c finds a
+ * version again by it after dropping the item lock), so it is set even
+ * under -C; clients then see 0, as memcached shows them. */
+#define ITEM_get_cas(it) (settings.use_cas ? (it)->cas : 0)
 
 /* ---- settings ---- */
 enum protocol { ascii_prot = 3, binary_prot, negotiating_prot };
@@ -203,6 +206,8 @@ struct settings {
     enum tier_reassign tier_reassign;
     uint64_t tier_reassign_period;/* requests per reassignment period */
     uint32_t tier_reassign_rate;  /* page moves per period at most */
+    size_t tier_inflight_limit;   /* bytes of N values in flight to clients
+                                   * per worker thread (items.c) */
 };
 
 
@@ -279,6 +284,8 @@ struct thread_stats {
     stat_u64 tier_d_hits[MAX_NUMBER_OF_SLAB_CLASSES];
     stat_u64 tier_n_hits[MAX_NUMBER_OF_SLAB_CLASSES];
     stat_u64 tier_requests;
+    /* N hits refused because the thread's in-flight budget was spent */
+    stat_u64 tier_inflight_refused;
 };
 
 typedef struct {
@@ -289,6 +296,10 @@ typedef struct {
     int notify_send_fd;
     struct conn_queue *new_conn_queue;
     struct thread_stats stats;
+    /* bytes of N-zone snapshots that this thread's replies hold now: a
+     * gauge, not a counter (stats reset leaves it), changed with atomic
+     * add/sub because a snapshot may be released by another thread */
+    _Atomic uint64_t tier_inflight_bytes;
     int index;
 } LIBEVENT_THREAD;
 
@@ -451,6 +462,8 @@ void process_stat_settings(ADD_STAT add_stats, void *c);
 /* stats conns: in memcached.c, which owns the connection table */
 void process_stat_conns(ADD_STAT add_stats, void *c);
 void threadlocal_stats_aggregate(struct thread_stats *out);
+/* Sum of the workers' tier_inflight_bytes gauges. */
+uint64_t threadlocal_tier_inflight_bytes(void);
 void threadlocal_stats_reset(void);
 void stats_reset(void);
 /* per-key-prefix stats (stats detail) */

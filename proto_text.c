@@ -327,16 +327,22 @@ static bool queue_value(conn *c, item *it, bool return_cas)
     return resp_add_item(c, it, 0, it->nbytes);
 }
 
-/* Look one key up, count it, and queue its VALUE unless only counting. */
+/* Look one key up, count it, and queue its VALUE unless only counting.
+ * False when the reply cannot be built (out of memory: the value could
+ * not be copied out of the N-zone, or the reply could not grow). */
 static bool get_one_key(conn *c, const token_t *key, bool return_cas,
                         bool touch, rel_time_t exptime, bool emit)
 {
     item *it;
+    enum item_lookup found;
 
     if (touch) {
-        it = item_touch(key->value, key->length, exptime, c->thread);
+        it = item_touch(key->value, key->length, exptime, c->thread, &found);
     } else {
-        it = item_get(key->value, key->length, c->thread, DO_UPDATE);
+        it = item_get(key->value, key->length, c->thread, DO_UPDATE, &found);
+    }
+    if (found == LOOKUP_NO_MEMORY) {
+        return false;
     }
     if (settings.detail_enabled) {
         stats_prefix_record_get(key->value, key->length, it != NULL);
@@ -400,20 +406,13 @@ static void process_get_command(conn *c, token_t *tokens, bool return_cas,
 
 /* ---- storage: set, add, replace, append, prepend, cas ---- */
 
-/* A failed set must not leave the previous value readable.  Unlinked
- * directly: item_delete() would count a delete miss memcached does not. */
+/* A failed set must not leave the previous value readable.  No delete
+ * counter moves: memcached counts none here. */
 static void drop_stale_value(conn *c, const char *key, size_t nkey)
 {
-    uint64_t hv;
-    item *old = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+    unsigned int clsid;
 
-    if (old != NULL) {
-        do_item_unlink(old, hv);
-    }
-    item_unlock(hv);
-    if (old != NULL) {
-        item_remove(old);
-    }
+    item_delete(key, nkey, 0, c->thread, &clsid);
 }
 
 /* The value could not be given an item: say why, drop the value from the
@@ -858,6 +857,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     const char *key;
     size_t nkey;
     item *it;
+    enum item_lookup found;
     uint64_t hv = 0;
     bool created = false;
     bool ttl_set = false;
@@ -879,23 +879,31 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     l.len = 0;
 
     if (of.locked) {
-        it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
-        if (it == NULL && of.vivify) {
+        it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
+        if (it == NULL && found == LOOKUP_MISS && of.vivify) {
             /* store_item takes the item lock itself */
             item_unlock(hv);
             it = meta_vivify(c, key, nkey, of.autoviv_exptime);
             created = it != NULL;
             if (it == NULL) {
                 /* lost a race with another creator: use theirs */
-                it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+                it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv,
+                                     &found);
             } else {
                 item_lock(hv);
             }
         }
     } else {
-        it = item_get(key, nkey, c->thread, !of.no_update);
+        it = item_get(key, nkey, c->thread, !of.no_update, &found);
     }
 
+    if (found == LOOKUP_NO_MEMORY) {
+        if (of.locked) {
+            item_unlock(hv);
+        }
+        out_errstring(c, "SERVER_ERROR out of memory writing get response");
+        return;
+    }
     if (it == NULL) {
         if (of.locked) {
             item_unlock(hv);
@@ -1121,6 +1129,7 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
     const char *key;
     size_t nkey;
     item *it;
+    enum item_lookup found;
     uint64_t hv;
     line_t l;
 
@@ -1139,7 +1148,12 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
     nkey = tokens[KEY_TOKEN].length;
     l.len = 0;
 
-    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
+    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
+    if (found == LOOKUP_NO_MEMORY) {
+        item_unlock(hv);
+        out_errstring(c, "SERVER_ERROR out of memory");
+        return;
+    }
     if (it == NULL) {
         item_unlock(hv);
         STAT_INCR(tstats(c)->delete_misses);
@@ -1156,7 +1170,7 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
                 do_item_set_exptime(it, hv, of.exptime);
             }
             do_item_set_flags(it, hv, ITEM_STALE, ITEM_TOKEN_SENT);
-            do_item_set_cas(it, hv, settings.use_cas ? get_cas_id() : 0);
+            do_item_set_cas(it, hv, get_cas_id());
         } else {
             STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
             do_item_unlink(it, hv);
@@ -1327,6 +1341,7 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     size_t nkey = tokens[KEY_TOKEN].length;
     bool binary = false;
     item *it;
+    enum item_lookup found;
     line_t l;
 
     if (ntokens < 3 || nkey > KEY_MAX_LENGTH) {
@@ -1344,7 +1359,11 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     }
     /* memcached 1.6.18 counts cmd_meta for me only */
     STAT_INCR(tstats(c)->meta_cmds);
-    it = item_get(key, nkey, c->thread, DONT_UPDATE);
+    it = item_get(key, nkey, c->thread, DONT_UPDATE, &found);
+    if (found == LOOKUP_NO_MEMORY) {
+        out_string(c, "SERVER_ERROR out of memory");
+        return;
+    }
     if (it == NULL) {
         out_string(c, "EN");
         return;
@@ -1418,8 +1437,7 @@ static void process_delete_command(conn *c, token_t *tokens, size_t ntokens)
 {
     const char *key = tokens[KEY_TOKEN].value;
     size_t nkey = tokens[KEY_TOKEN].length;
-    item *it;
-    uint64_t hv;
+    unsigned int clsid;
 
     if (ntokens > 3) {
         /* only the legacy hold time "0" and "noreply" may follow the key */
@@ -1440,17 +1458,12 @@ static void process_delete_command(conn *c, token_t *tokens, size_t ntokens)
     if (settings.detail_enabled) {
         stats_prefix_record_delete(key, nkey);
     }
-    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv);
-    if (it == NULL) {
-        item_unlock(hv);
+    if (item_delete(key, nkey, 0, c->thread, &clsid) != DELETE_OK) {
         STAT_INCR(tstats(c)->delete_misses);
         out_string(c, "NOT_FOUND");
         return;
     }
-    STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
-    do_item_unlink(it, hv);
-    item_unlock(hv);
-    item_remove(it);
+    STAT_INCR(tstats(c)->slab_stats[clsid].delete_hits);
     out_string(c, "DELETED");
 }
 
@@ -1504,6 +1517,7 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
     size_t nkey = tokens[KEY_TOKEN].length;
     int32_t exptime_int;
     item *it;
+    enum item_lookup found;
 
     set_noreply_maybe(c, tokens, ntokens);
     if (nkey > KEY_MAX_LENGTH) {
@@ -1514,7 +1528,12 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
         out_string(c, "CLIENT_ERROR invalid exptime argument");
         return;
     }
-    it = item_touch(key, nkey, exptime_from_client(exptime_int), c->thread);
+    it = item_touch(key, nkey, exptime_from_client(exptime_int), c->thread,
+                    &found);
+    if (found == LOOKUP_NO_MEMORY) {
+        out_string(c, "SERVER_ERROR out of memory");
+        return;
+    }
     if (it == NULL) {
         count_get_miss(c, true);
         out_string(c, "NOT_FOUND");
@@ -1940,6 +1959,20 @@ static void process_misbehave_command(conn *c)
     out_string(c, "OK");
 }
 
+/* Debug build only: "debugfail <n>": the next n copies of N-zone items
+ * fail as if out of memory (tests of those paths). */
+static void process_debugfail_command(conn *c, token_t *tokens)
+{
+    uint32_t n;
+
+    if (tokens[1].value == NULL || !safe_strtoul(tokens[1].value, &n)) {
+        out_string(c, "ERROR");
+        return;
+    }
+    items_debug_fail_snapshots(n);
+    out_string(c, "OK");
+}
+
 /* Debug build only: "debugtime <seconds>" moves the server clock. */
 static void process_debugtime_command(conn *c, token_t *tokens)
 {
@@ -2099,6 +2132,8 @@ void process_command_ascii(conn *c, char *command, size_t len)
 #ifdef MEMCACHED_DEBUG
     } else if (strcmp(cmd, "debugtime") == 0) {
         process_debugtime_command(c, tokens);
+    } else if (strcmp(cmd, "debugfail") == 0) {
+        process_debugfail_command(c, tokens);
 #endif
     } else {
         dispatch_other(c, tokens, ntokens);

@@ -316,6 +316,7 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     APPEND_U64("tier_reassign_period", settings.tier_reassign_period);
     append_stat("tier_reassign_rate", add_stats, c, "%u",
                 settings.tier_reassign_rate);
+    APPEND_U64("tier_inflight_limit", settings.tier_inflight_limit);
 }
 
 void stats_reset(void)

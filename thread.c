@@ -286,6 +286,16 @@ void threadlocal_stats_aggregate(struct thread_stats *out)
     }
 }
 
+uint64_t threadlocal_tier_inflight_bytes(void)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < nthreads_running; i++) {
+        sum += atomic_load_explicit(&threads[i].tier_inflight_bytes,
+                                    memory_order_relaxed);
+    }
+    return sum;
+}
+
 void threadlocal_stats_reset(void)
 {
     size_t n = sizeof(struct thread_stats) / sizeof(stat_u64);

@@ -14,6 +14,9 @@
 #include <time.h>
 
 static LIBEVENT_THREAD *t;
+/* what the lookups under test reported; their results are checked instead */
+static enum item_lookup lookup;
+static unsigned int deleted_cls;
 
 static item *store(const char *key, const char *val, enum store_cmd cmd,
                    uint64_t cas_in, enum store_item_type *ret)
@@ -42,7 +45,7 @@ static enum store_item_type put(const char *key, const char *val,
 /* The stored value without "\r\n", or NULL when absent. */
 static bool value_is(const char *key, const char *want)
 {
-    item *it = item_get(key, strlen(key), t, DO_UPDATE);
+    item *it = item_get(key, strlen(key), t, DO_UPDATE, &lookup);
     if (it == NULL) {
         return want == NULL;
     }
@@ -57,7 +60,7 @@ static bool value_is(const char *key, const char *want)
 
 static uint64_t cas_of(const char *key)
 {
-    item *it = item_get(key, strlen(key), t, DONT_UPDATE);
+    item *it = item_get(key, strlen(key), t, DONT_UPDATE, &lookup);
     uint64_t cas = it ? it->cas : 0;
     item_remove(it);
     return cas;
@@ -67,16 +70,18 @@ static void test_refs_and_store(void)
 {
     ok(put("k", "v1", NREAD_SET, 0) == STORED && value_is("k", "v1"),
        "set then get");
-    item *held = item_get("k", 1, t, DO_UPDATE);
+    item *held = item_get("k", 1, t, DO_UPDATE, &lookup);
     ok(held != NULL && atomic_load(&held->refcount) == 2,
        "a hit carries the caller's reference plus the index's");
-    ok(item_delete("k", 1, 0, t) == DELETE_OK && value_is("k", NULL),
+    ok(item_delete("k", 1, 0, t, &deleted_cls) == DELETE_OK
+       && value_is("k", NULL),
        "delete removes the key");
     ok(atomic_load(&held->refcount) == 1
        && memcmp(ITEM_data(held), "v1\r\n", 4) == 0,
        "a reply in flight keeps its item through the delete");
     item_remove(held);
-    ok(item_delete("k", 1, 0, t) == DELETE_NOT_FOUND, "delete of a miss");
+    ok(item_delete("k", 1, 0, t, &deleted_cls) == DELETE_NOT_FOUND,
+       "delete of a miss");
 
     ok(put("a", "1", NREAD_ADD, 0) == STORED
        && put("a", "2", NREAD_ADD, 0) == NOT_STORED && value_is("a", "1"),
@@ -95,7 +100,7 @@ static void test_refs_and_store(void)
     ok(put("ap", "end", NREAD_APPEND, 0) == STORED
        && put("ap", "pre", NREAD_PREPEND, 0) == STORED
        && value_is("ap", "premidend"), "append and prepend concatenate");
-    item *ap = item_get("ap", 2, t, DONT_UPDATE);
+    item *ap = item_get("ap", 2, t, DONT_UPDATE, &lookup);
     ok(ap && ap->client_flags == 42 && ap->exptime == realtime(1000),
        "append/prepend keep the old flags and expiry");
     item_remove(ap);
@@ -129,7 +134,7 @@ static void test_cas(void)
     memcpy(ITEM_data(it), "3\r\n", 3);
     ret = store_item(it, NREAD_CAS, t, now_cas - 1, NULL, true);
     item_remove(it);
-    item *st = item_get("c", 1, t, DONT_UPDATE);
+    item *st = item_get("c", 1, t, DONT_UPDATE, &lookup);
     ok(ret == STORED && st && (st->it_flags & ITEM_STALE)
        && value_is("c", "3"), "an older cas with cas_stale stores, stale");
     item_remove(st);
@@ -206,10 +211,10 @@ static void test_expiry_and_flush(void)
     current_time += 4;
     ok(value_is("f3", NULL) && value_is("f2", NULL),
        "then invalidates everything stored before it");
-    item *touched = item_touch("nope", 4, 0, t);
+    item *touched = item_touch("nope", 4, 0, t, &lookup);
     ok(touched == NULL, "touch of a miss");
     put("tt", "1", NREAD_SET, 0);
-    touched = item_touch("tt", 2, current_time + 1, t);
+    touched = item_touch("tt", 2, current_time + 1, t, &lookup);
     item_remove(touched);
     current_time += 1;
     ok(touched != NULL && value_is("tt", NULL), "touch sets a new expiry");
@@ -232,7 +237,7 @@ static void test_eviction(void)
        "a full class evicts (evictions %s)", v);
     ok(value_is("ev3999", big) && value_is("ev0", NULL),
        "the newest item stays, the oldest went first");
-    item *pinned = item_get("ev3998", 6, t, DONT_UPDATE);
+    item *pinned = item_get("ev3998", 6, t, DONT_UPDATE, &lookup);
     settings.evict_to_free = 0;
     snprintf(key, sizeof(key), "full");
     enum store_item_type ret;

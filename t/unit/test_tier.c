@@ -18,6 +18,9 @@
 #include <string.h>
 
 static LIBEVENT_THREAD *t;
+/* what the lookups under test reported; their results are checked instead */
+static enum item_lookup lookup;
+static unsigned int deleted_cls;
 
 static void nvm_counts(uint64_t *r, uint64_t *w)
 {
@@ -70,7 +73,7 @@ static uint64_t word_of(const char *key)
 
 static bool value_is(const char *key, const char *want)
 {
-    item *it = item_get(key, strlen(key), t, DONT_UPDATE);
+    item *it = item_get(key, strlen(key), t, DONT_UPDATE, &lookup);
     bool same = it != NULL && it->nbytes - 2 == strlen(want)
         && memcmp(ITEM_data(it), want, it->nbytes - 2) == 0
         && memcmp(ITEM_data(it) + it->nbytes - 2, "\r\n", 2) == 0;
@@ -139,7 +142,7 @@ static void test_get_lines(void)
             }
             uint64_t r0, w0, r1, w1;
             nvm_counts(&r0, &w0);
-            item *it = item_get(key, strlen(key), t, DO_UPDATE);
+            item *it = item_get(key, strlen(key), t, DO_UPDATE, &lookup);
             nvm_counts(&r1, &w1);
             size_t ntotal = nitem_ntotal(strlen(key), sizes[i] + 2);
             if (it != NULL && r1 - r0 == nitem_lines(off, ntotal)) {
@@ -201,9 +204,9 @@ static void test_write_through(void)
     uint64_t off;
     ok(zone_of("wt", &off) == 'N', "wt stored in N");
 
-    item *it = item_touch("wt", 2, current_time + 500, t);
+    item *it = item_touch("wt", 2, current_time + 500, t, &lookup);
     item_remove(it);
-    it = item_get("wt", 2, t, DONT_UPDATE);
+    it = item_get("wt", 2, t, DONT_UPDATE, &lookup);
     ok(it != NULL && it->exptime == current_time + 500,
        "touch of an N item rewrites its exptime in NVM");
     uint64_t hv = hash_key("wt", 2);
@@ -213,7 +216,7 @@ static void test_write_through(void)
     do_item_set_cas(it, hv, cas);
     item_unlock(hv);
     item_remove(it);
-    it = item_get("wt", 2, t, DONT_UPDATE);
+    it = item_get("wt", 2, t, DONT_UPDATE, &lookup);
     ok(it != NULL && (it->it_flags & ITEM_STALE)
        && (it->it_flags & ITEM_TOKEN_SENT) && it->cas == cas,
        "flags (in the slot) and cas (in NVM) written through a snapshot");
@@ -225,12 +228,13 @@ static void test_write_through(void)
     char buf[INCR_MAX_STORAGE_LEN];
     ok(add_delta(t, "num", 3, false, 91, buf, 0, NULL, NULL) == DELTA_OK
        && value_is("num", "9  "), "decr of an N item: '9  ' as memcached");
-    item *held = item_get("num", 3, t, DONT_UPDATE);
+    item *held = item_get("num", 3, t, DONT_UPDATE, &lookup);
     ok(add_delta(t, "num", 3, true, 1, buf, 0, NULL, NULL) == DELTA_OK
        && value_is("num", "10"),
        "with a reply holding it, a new item of the exact length");
     item_remove(held);
-    ok(item_delete("num", 3, 0, t) == DELETE_OK && zone_of("num", NULL) == 0,
+    ok(item_delete("num", 3, 0, t, &deleted_cls) == DELETE_OK
+       && zone_of("num", NULL) == 0,
        "delete of an N item");
     engine_stop();
 }
@@ -252,7 +256,7 @@ static void test_demotion(void)
         }
     }
     ok(n > 100, "%u keys fit the class's D page, then N", n);
-    item *first = item_get("dm:0", 4, t, DONT_UPDATE);
+    item *first = item_get("dm:0", 4, t, DONT_UPDATE, &lookup);
     uint64_t cas0 = first->cas;
     rel_time_t exp0 = first->exptime;
     item_remove(first);
@@ -263,7 +267,7 @@ static void test_demotion(void)
     put("dm:5", val, 5, 0);
     uint64_t off;
     ok(zone_of("dm:0", &off) == 'N', "the MQ victim dm:0 was demoted to N");
-    item *it = item_get("dm:0", 4, t, DONT_UPDATE);
+    item *it = item_get("dm:0", 4, t, DONT_UPDATE, &lookup);
     ok(it != NULL && it->cas == cas0 && it->exptime == exp0
        && it->client_flags == 0 && it->nbytes == 902
        && memcmp(ITEM_data(it), val, 900) == 0,
@@ -290,7 +294,7 @@ static void test_promotion(void)
         sizeof(item) + 3 + 1 + 12));
     unsigned int gets = 0;
     while (zone_of("hot", NULL) == 'N' && gets < 20) {
-        item_remove(item_get("hot", 3, t, DO_UPDATE));
+        item_remove(item_get("hot", 3, t, DO_UPDATE, &lookup));
         gets++;
     }
     ok(zone_of("hot", NULL) == 'D' && gets == threshold,
@@ -342,8 +346,8 @@ static void test_clock(void)
     }
     ok(tier_stat("n_items") == per, "the page holds %u items", per);
     /* referenced: 0 and 2; 2 then expires */
-    item_remove(item_get(keys[0], strlen(keys[0]), t, DO_UPDATE));
-    item_remove(item_get(keys[2], strlen(keys[2]), t, DO_UPDATE));
+    item_remove(item_get(keys[0], strlen(keys[0]), t, DO_UPDATE, &lookup));
+    item_remove(item_get(keys[2], strlen(keys[2]), t, DO_UPDATE, &lookup));
     current_time += 20;
 
     put(keys[per], val, 0, 0);

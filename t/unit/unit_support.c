@@ -126,6 +126,11 @@ void threadlocal_stats_aggregate(struct thread_stats *out)
     memset(out, 0, sizeof(*out));
 }
 
+uint64_t threadlocal_tier_inflight_bytes(void)
+{
+    return 0;
+}
+
 void append_stat(const char *name, ADD_STAT add_stats, void *c,
                  const char *fmt, ...)
 {
