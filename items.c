@@ -917,6 +917,28 @@ void do_item_unlink(item *it, uint64_t hv)
     }
 }
 
+/* When both versions are N items of one class, the new one is written
+ * over the old one's chunk, which needs no room: no reader points into an
+ * N chunk (readers hold copies) and the item lock keeps everyone else out
+ * until the new version is whole.  Unlinks old_it and returns the chunk
+ * as tgt; false when the shortcut does not apply. */
+static bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
+                             struct link_target *tgt)
+{
+    item *d;
+    uint64_t *locp;
+    if (!is_heap(old_it) || !is_heap(new_it)
+            || old_it->slabs_clsid != new_it->slabs_clsid
+            || find_version(old_it, hv, &d, &locp) != VERSION_N) {
+        return false;
+    }
+    tgt->noff = hd_n_offset(*locp);
+    tgt->d = NULL;
+    do_unlink_n_slot(locp, hv, old_it->slabs_clsid, ITEM_ntotal(old_it));
+    heap_meta(old_it)->noff = HEAP_NO_OFF;
+    return true;
+}
+
 /* new_it takes old_it's place; it inherits the key's hotness.  Its chunk
  * is secured first: when there is no room, old_it stays as it was.  After
  * the unlink the index has a free slot in the key's chain, so the link
@@ -926,6 +948,9 @@ static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
     struct link_target tgt;
     new_it->counter = old_it->counter;
     new_it->epoch = old_it->epoch;
+    if (do_take_chunk_of(old_it, new_it, hv, &tgt)) {
+        return do_link_target(new_it, hv, &tgt);
+    }
     if (!do_reserve_target(new_it, &tgt)) {
         return false;
     }
