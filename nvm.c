@@ -5,9 +5,10 @@
  *
  * Owns:
  *   - opening and closing the N-zone: nvm_path= through libpmem2 (device
- *     DAX, fsdax file, any file), nvm_node= (anonymous memory bound with
- *     mbind, "auto" picks a CPU-less node found with hwloc), and the
- *     anonymous emulated zone; dram_node= checks and binding;
+ *     DAX, fsdax file, any file; a file's mapped range is fully allocated
+ *     at start-up), nvm_node= (anonymous memory bound with mbind, "auto"
+ *     picks a CPU-less node found with hwloc), and the anonymous emulated
+ *     zone; dram_node= checks and binding;
  *   - the accessors (nvm_read_cls, nvm_write_cls, ...), which count the
  *     64-byte lines they touch and spin for the emulated latency;
  *   - the per-thread line counters and their sums for `stats tier`;
@@ -84,10 +85,16 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* "3221225472 bytes = 3.0 GiB" style text, for messages about sizes */
+/* "3221225472 bytes = 3.0 GiB" (MiB below a GiB) style text, for
+ * messages about sizes */
 static const char *describe_size(uint64_t bytes, char *buf, size_t len) {
-    snprintf(buf, len, "%" PRIu64 " bytes = %.1f GiB", bytes,
-             (double)bytes / (1024.0 * 1024.0 * 1024.0));
+    const double mib = 1024.0 * 1024.0;
+    if (bytes < (1ull << 30))
+        snprintf(buf, len, "%" PRIu64 " bytes = %.1f MiB", bytes,
+                 (double)bytes / mib);
+    else
+        snprintf(buf, len, "%" PRIu64 " bytes = %.1f GiB", bytes,
+                 (double)bytes / (mib * 1024.0));
     return buf;
 }
 
@@ -955,37 +962,45 @@ static int pmem2_failed(char *err, size_t errlen, const char *path,
     return -1;
 }
 
-static int grow_regular_file(struct path_open *po, off_t current, size_t size,
-                             char *err, size_t errlen) {
+/* Every block of a regular file's mapped range must exist before the zone
+ * is used: a store into a hole that the file system can no longer fill
+ * kills the server with SIGBUS.  posix_fallocate allocates the holes of a
+ * pre-sized sparse file as well as the tail of a short one, and leaves
+ * the bytes already there as they are. */
+static int allocate_regular_file(struct path_open *po, off_t current,
+                                 size_t size, char *err, size_t errlen) {
     int rc = posix_fallocate(po->fd, 0, (off_t)size);
     if (rc == 0) {
-        po->grown = true;
-        po->original_size = current;
+        if (current < (off_t)size) {
+            po->grown = true;
+            po->original_size = current;
+        }
         return 0;
     }
-    /* a failed fallocate may have allocated part of the range */
-    if (ftruncate(po->fd, current) != 0) {
+    /* a failed fallocate may have extended a short file: give it back its
+     * length (holes it filled inside that length stay allocated) */
+    if (current < (off_t)size && ftruncate(po->fd, current) != 0) {
         /* the file stays longer; the message below still holds */
     }
     char want[64], avail[64];
     struct statvfs fs;
-    if (rc == ENOSPC || rc == EFBIG) {
+    if (rc == ENOSPC) {
         uint64_t free_bytes = statvfs(po->path, &fs) == 0
             ? (uint64_t)fs.f_bavail * fs.f_frsize : 0;
-        set_err(err, errlen, "nvm_size=%s is larger than the file system "
-                "holding %s (%s available)",
-                describe_size(size, want, sizeof(want)), po->path,
+        set_err(err, errlen, "nvm_path=%s: not enough space on its file "
+                "system to allocate nvm_size=%s (%s available)", po->path,
+                describe_size(size, want, sizeof(want)),
                 describe_size(free_bytes, avail, sizeof(avail)));
     } else {
-        set_err(err, errlen, "nvm_path=%s: cannot grow the file to %s: %s",
-                po->path, describe_size(size, want, sizeof(want)),
-                strerror(rc));
+        set_err(err, errlen, "nvm_path=%s: cannot allocate nvm_size=%s in "
+                "the file: %s", po->path,
+                describe_size(size, want, sizeof(want)), strerror(rc));
     }
     return -1;
 }
 
-/* The source's size and alignment decide the length mapped; a short
- * regular file is grown, a short device is an error. */
+/* The source's size and alignment decide the length mapped; a regular
+ * file gets that whole length allocated, a short device is an error. */
 static int size_path_source(struct path_open *po, size_t want, size_t *length,
                             char *err, size_t errlen) {
     size_t align, have;
@@ -1001,16 +1016,15 @@ static int size_path_source(struct path_open *po, size_t want, size_t *length,
                 po->path, want, overflow ? "too large" : strerror(errno));
         return -1;
     }
-    if (have < size) {
+    if (S_ISREG(st.st_mode)) {
+        if (allocate_regular_file(po, st.st_size, size, err, errlen) < 0)
+            return -1;
+    } else if (have < size) {
         char w[64], h[64];
-        if (!S_ISREG(st.st_mode)) {
-            set_err(err, errlen, "nvm_size=%s is larger than the device %s "
-                    "(%s)", describe_size(size, w, sizeof(w)), po->path,
-                    describe_size(have, h, sizeof(h)));
-            return -1;
-        }
-        if (grow_regular_file(po, st.st_size, size, err, errlen) < 0)
-            return -1;
+        set_err(err, errlen, "nvm_size=%s is larger than the device %s "
+                "(%s)", describe_size(size, w, sizeof(w)), po->path,
+                describe_size(have, h, sizeof(h)));
+        return -1;
     }
     *length = size;
     return 0;
