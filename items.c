@@ -1984,8 +1984,9 @@ static size_t dump_line_d(item *it, char *buf, size_t size)
         return 0;
     }
     return dump_line(buf, size, ITEM_key(it), it->nkey, load_exptime(it),
-                     it->time, it->cas, (it->it_flags & ITEM_FETCHED) != 0,
-                     it->slabs_clsid, ITEM_ntotal(it));
+                     it->time, ITEM_get_cas(it),
+                     (it->it_flags & ITEM_FETCHED) != 0, it->slabs_clsid,
+                     ITEM_ntotal(it));
 }
 
 /* The line of the N item at the location word loc, 0 if it is dead (item
@@ -2000,7 +2001,8 @@ static size_t dump_line_n(uint64_t loc, char *buf, size_t size)
         return 0;
     }
     return dump_line(buf, size, p.u.buf + sizeof(nitem_hdr), h->nkey,
-                     h->exptime, n_last_access(h, loc), h->cas,
+                     h->exptime, n_last_access(h, loc),
+                     settings.use_cas ? h->cas : 0,
                      (hd_n_flags(loc) & ITEM_FETCHED) != 0, h->clsid,
                      item_make_ntotal(h->nkey, (int)h->nbytes));
 }
