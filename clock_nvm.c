@@ -12,13 +12,15 @@
  *     item locks (a store that needs an N chunk holds its own), so with it
  *     held item locks are only ever trylocked.
  *   - A candidate's slot is read and changed under its item lock (trylock).
- *   - The header of a candidate is read before its item lock is held (its
- *     hash is what names the lock): assoc_lock_nchunk (hash_desc.c, shared
- *     with the crawler) reads it, locks the stripe and finds the slot by
- *     offset.  A garbage read (a chunk being written or freed meanwhile)
- *     just finds no slot; expiry fields are read again under the lock
- *     before a dead item is reclaimed, since touch may have just moved
- *     them.
+ *   - A candidate's hash is read before its item lock is held (it is what
+ *     names the lock): assoc_lock_nchunk (hash_desc.c, shared with the
+ *     crawler) reads it, locks the stripe and finds the slot by offset.  A
+ *     garbage read (a chunk being written or freed meanwhile) just finds
+ *     no slot.  Once the slot is found, the header is read again under the
+ *     lock and only that copy is judged and passed to the unlink callback:
+ *     between the two reads a touch may have moved the expiry, or the chunk
+ *     may have been freed and taken by another version of a key of the
+ *     same bucket, with other sizes.
  *
  * Deliberately different from the paper: an expired or flushed item is
  * reclaimed when the hand reaches it even if its bit is set (memcached
@@ -56,9 +58,10 @@ void clock_nvm_init(const struct clock_nvm_ops *ops)
 static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
 {
     nitem_hdr hdr;
-    size_t need = clock_ops.header_bytes();
     bool busy;
-    uint64_t *locp = assoc_lock_nchunk(off, &hdr, need, false, &busy);
+    /* Unlocked, only the hash is used: it names the stripe to lock. */
+    uint64_t *locp = assoc_lock_nchunk(off, &hdr, sizeof(hdr.hv), false,
+                                       &busy);
     h->st.examined++;
     if (locp == NULL) {
         if (busy) {
@@ -66,12 +69,15 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
         }
         return false;
     }
+    /* A slot found under the lock points at off, so the chunk holds the
+     * item linked there now, which nobody writes without this lock: its
+     * header, read now, is what every decision and count uses.  The peek
+     * may have caught another item (or a torn hash of the same stripe),
+     * so the lock is released by the hash it was taken with. */
+    uint64_t locked_hv = hdr.hv;
+    nitem_read_header(off, &hdr, clock_ops.header_bytes());
     bool taken = false;
     bool dead = clock_ops.is_dead(&hdr, *locp);
-    if (dead) {
-        nitem_read_header(off, &hdr, need);
-        dead = clock_ops.is_dead(&hdr, *locp);
-    }
     if (!dead && hd_n_ref(*locp)) {
         *locp = hd_n_set_ref(*locp, false);
         h->st.second_chances++;
@@ -79,7 +85,7 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
         clock_ops.unlink(locp, hdr.hv, &hdr, dead);
         taken = true;
     }
-    item_unlock(hdr.hv);
+    item_unlock(locked_hv);
     return taken;
 }
 

@@ -4,7 +4,8 @@
  * One hand per slab class sweeps the class's N chunks in zone order.  The
  * CLOCK reference bit of an item is in its location word (hash_desc.h), so
  * a hit sets it without writing NVM; the sweep reads only a candidate's
- * header (its hash, times and sizes) to find its slot.
+ * header: its hash to find and lock its slot, then, under the lock, its
+ * times and sizes to judge it.
  */
 #ifndef CLOCK_NVM_H
 #define CLOCK_NVM_H

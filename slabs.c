@@ -8,7 +8,8 @@
  *   - the global page pool (pages reassigned to class 0),
  *   - the rebalance thread (the page mover) that moves one page between
  *     classes, for `slabs reassign` and tier_reassign.c; items.c's evictor
- *     demotes or evicts the page's items.
+ *     demotes or evicts the page's items.  A page whose chunks do not all
+ *     come back within REBAL_BUSY_LIMIT_MS stays with its class.
  *
  * Locks:
  *   - slabs_lock guards everything above.  It is a leaf for the request
@@ -19,7 +20,9 @@
  *
  * Chunks are items: a free chunk keeps the free-list links in the item
  * header's next/prev and ITEM_SLABBED in it_flags, all under slabs_lock.
- * Once allocated, a chunk's header belongs to items.c.
+ * Once allocated, a chunk's header belongs to items.c: slabs.c never reads
+ * it (a page move learns which chunks are free from the free lists and
+ * slabs_free, not from headers).
  *
  * `stats slabs` counts each class's pages and chunks in both zones
  * (N pages from slabs_tier.c); total_malloced is the D-zone's (-m).
@@ -81,8 +84,18 @@ static struct {
     uint64_t slabs_moved;
     uint64_t reassign_evictions;
     uint64_t reassign_busy_items;
+    uint64_t reassign_busy_aborts;
     uint64_t malloc_fails;
 } slab_counters;
+
+/* How long a page move waits for chunks still in use once the evictor has
+ * been through its page, before it gives up and leaves the page with its
+ * class.  A chunk can stay taken for as long as a client likes (a set
+ * whose value stops half way holds its chunk until the rest arrives), so
+ * without a bound one stalled client would block every later move;
+ * memcached 1.6.18 waits indefinitely there (doc/protocol.md).  Items the
+ * evictor demoted or evicted meanwhile stay where it put them. */
+#define REBAL_BUSY_LIMIT_MS 2000
 
 /* One page move at a time. */
 static struct {
@@ -92,7 +105,8 @@ static struct {
     int dst;
     char *start;                  /* the page being emptied */
     char *end;
-    unsigned int chunks_back;     /* chunks of it no longer in use */
+    struct slab_pool back;        /* its chunks no longer in use (free
+                                     list only, no pages) */
     unsigned int next_src;        /* round robin for src == -1 */
 } rebal;
 
@@ -432,10 +446,9 @@ static void do_slabs_free(void *ptr, unsigned int id, enum slab_zone zone)
 {
     item *it = ptr;
     if (chunk_in_moving_page(ptr)) {
-        /* The page is being emptied: keep the chunk off the free list so
-         * nobody allocates it again, and count it as returned. */
-        it->it_flags = ITEM_SLABBED;
-        rebal.chunks_back++;
+        /* The page is being emptied: keep the chunk off the class's free
+         * list so nobody allocates it again; it is back for the move. */
+        freelist_push(&rebal.back, it);
         return;
     }
     freelist_push(&slabclass[id].pool[zone], it);
@@ -518,7 +531,7 @@ static void do_rebalance_begin(void)
 
     rebal.start = p->pages[0];
     rebal.end = rebal.start + (size_t)cls->perslab * cls->size;
-    rebal.chunks_back = 0;
+    memset(&rebal.back, 0, sizeof(rebal.back));
     rebal.moving = true;
 
     item *it = p->free_list;
@@ -526,11 +539,52 @@ static void do_rebalance_begin(void)
         item *next = it->next;
         if ((char *)it >= rebal.start && (char *)it < rebal.end) {
             freelist_remove(p, it);
-            it->it_flags = ITEM_SLABBED;
-            rebal.chunks_back++;
+            freelist_push(&rebal.back, it);
         }
         it = next;
     }
+}
+
+static unsigned int pool_page_index(const struct slab_pool *p,
+                                    const char *page)
+{
+    unsigned int i = 0;
+    while (i < p->npages && p->pages[i] != page) {
+        i++;
+    }
+    return i;
+}
+
+/* The move ends: no more diverting of the page's chunks, and the next
+ * slabs_reassign may start. */
+static void do_rebalance_end(void)
+{
+    rebal.moving = false;
+    rebal.start = rebal.end = NULL;
+    memset(&rebal.back, 0, sizeof(rebal.back));
+    rebal.requested = false;
+    pthread_cond_broadcast(&rebal_idle_cond);
+}
+
+/* Some chunks of the page are still in use: leave the page with its
+ * class.  The chunks already back go on the class's free list again; the
+ * ones in use stay their holders' and are freed as usual.  The page goes
+ * last in the class's list, so the next move tries another page first. */
+static void do_rebalance_give_up(void)
+{
+    struct slab_pool *sp = &slabclass[rebal.src].pool[SLAB_ZONE_DRAM];
+
+    while (rebal.back.free_list != NULL) {
+        item *it = rebal.back.free_list;
+        freelist_remove(&rebal.back, it);
+        freelist_push(sp, it);
+    }
+    unsigned int i = pool_page_index(sp, rebal.start);
+    if (i < sp->npages) {
+        sp->pages[i] = sp->pages[sp->npages - 1];
+        sp->pages[sp->npages - 1] = rebal.start;
+    }
+    do_rebalance_end();
 }
 
 /* Every chunk of the page is back: hand the page to the destination. */
@@ -540,14 +594,10 @@ static void do_rebalance_finish(void)
     struct slab_pool *sp = &src->pool[SLAB_ZONE_DRAM];
     char *page = rebal.start;
 
-    for (unsigned int i = 0; i < sp->npages; i++) {
-        if (sp->pages[i] == page) {
-            sp->pages[i] = sp->pages[--sp->npages];
-            break;
-        }
+    unsigned int i = pool_page_index(sp, page);
+    if (i < sp->npages) {
+        sp->pages[i] = sp->pages[--sp->npages];
     }
-    rebal.moving = false;
-    rebal.start = rebal.end = NULL;
 
     bool placed;
     if (rebal.dst == 0) {
@@ -568,8 +618,7 @@ static void do_rebalance_finish(void)
     } else {
         slab_counters.slabs_moved++;
     }
-    rebal.requested = false;
-    pthread_cond_broadcast(&rebal_idle_cond);
+    do_rebalance_end();
 }
 
 static void sleep_ms(long ms)
@@ -578,17 +627,29 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+static long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long)(now.tv_sec - since->tv_sec) * 1000
+        + (now.tv_nsec - since->tv_nsec) / 1000000L;
+}
+
 /* Move one page; returns with slabs_lock held as on entry.  Items still
  * in the page are demoted or unlinked by the evictor; readers holding
  * references keep their copy until they release it, and only then does
- * the chunk come back, so the wait can take as long as the slowest
- * reader. */
+ * the chunk come back.  The wait for them is bounded (REBAL_BUSY_LIMIT_MS
+ * from the first round that found chunks in use, so that a long first
+ * pass of the evictor does not use it up), and a move cut short by
+ * shutdown gives up the same way. */
 static void do_rebalance_move(void)
 {
     unsigned int perslab = slabclass[rebal.src].perslab;
+    struct timespec wait_began;
+    bool waiting = false;
 
     do_rebalance_begin();
-    while (rebal.chunks_back < perslab && !rebal_stop) {
+    while (rebal.back.free_count < perslab && !rebal_stop) {
         int src = rebal.src;
         const void *start = rebal.start, *end = rebal.end;
         pthread_mutex_unlock(&slabs_lock);
@@ -598,15 +659,25 @@ static void do_rebalance_move(void)
         }
         pthread_mutex_lock(&slabs_lock);
         slab_counters.reassign_evictions += evicted;
-        if (rebal.chunks_back < perslab) {
-            slab_counters.reassign_busy_items++;
-            pthread_mutex_unlock(&slabs_lock);
-            sleep_ms(1);
-            pthread_mutex_lock(&slabs_lock);
+        if (rebal.back.free_count == perslab) {
+            break;
         }
+        slab_counters.reassign_busy_items++;
+        if (!waiting) {
+            clock_gettime(CLOCK_MONOTONIC, &wait_began);
+            waiting = true;
+        } else if (elapsed_ms(&wait_began) >= REBAL_BUSY_LIMIT_MS) {
+            slab_counters.reassign_busy_aborts++;
+            break;
+        }
+        pthread_mutex_unlock(&slabs_lock);
+        sleep_ms(1);
+        pthread_mutex_lock(&slabs_lock);
     }
-    if (rebal.chunks_back == perslab) {
+    if (rebal.back.free_count == perslab) {
         do_rebalance_finish();
+    } else {
+        do_rebalance_give_up();
     }
 }
 
@@ -658,10 +729,8 @@ void slabs_stop_rebalance_thread(void)
     pthread_join(rebal_tid, NULL);
     pthread_mutex_lock(&slabs_lock);
     rebal_thread_running = false;
-    /* A move cut short by shutdown leaves its page with the source; the
-     * chunks already diverted are simply not reused. */
+    /* A move asked for but not started never will be. */
     rebal.requested = false;
-    rebal.moving = false;
     pthread_cond_broadcast(&rebal_idle_cond);
     pthread_mutex_unlock(&slabs_lock);
 }
@@ -687,6 +756,7 @@ void slabs_get_totals(struct slabs_totals *out)
     out->slabs_moved = slab_counters.slabs_moved;
     out->reassign_evictions = slab_counters.reassign_evictions;
     out->reassign_busy_items = slab_counters.reassign_busy_items;
+    out->reassign_busy_aborts = slab_counters.reassign_busy_aborts;
     out->malloc_fails = slab_counters.malloc_fails;
     out->reassign_running = rebal.requested;
     pthread_mutex_unlock(&slabs_lock);

@@ -53,7 +53,10 @@ void slabs_free(void *ptr, size_t size, unsigned int id);
  * whose chunk lies in [start, end) out of the index (demoted to the N-zone
  * or unlinked), so that its chunk is eventually slabs_free'd.  items.c
  * registers it; it runs on the rebalance thread only and returns how many
- * items left the cache. */
+ * items left the cache.  When chunks of the page are still in use after a
+ * bound (a reference held by a stalled client), the move gives up: the
+ * page stays with the source, its free chunks go back on the source's free
+ * list (reassign_busy_aborts). */
 typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
                                            const void *start,
                                            const void *end);
@@ -71,6 +74,7 @@ struct slabs_totals {
     uint64_t slabs_moved;        /* pages reassigned */
     uint64_t reassign_evictions; /* items unlinked to free moving pages */
     uint64_t reassign_busy_items;/* rounds that waited for busy items */
+    uint64_t reassign_busy_aborts;/* moves given up: chunks stayed busy */
     uint64_t malloc_fails;       /* page allocations that failed */
     bool reassign_running;
 };

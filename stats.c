@@ -4,14 +4,16 @@
  * Owns the ADD_STAT plumbing (append_stat formats one line, and
  * append_ascii_stats writes it to a connection), the general stats listing
  * in memcached 1.6.18's order and names (the storage lines come from
- * storage_stats_general in items.c), the settings listing, and the
- * per-key-prefix counters behind `stats detail`.
+ * storage_stats_general in items_stats.c; our own additions follow them),
+ * the settings listing, and the per-key-prefix counters behind `stats
+ * detail`.
  *
  * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
  * guards struct server_stats; per-thread counters are summed without locks.
  */
 #include "memcached.h"
 #include "items.h"
+#include "slabs.h"
 #include "tier_reassign.h"
 
 #include <stdarg.h>
@@ -173,6 +175,10 @@ void server_stats(ADD_STAT add_stats, void *c)
     append_stat("threads", add_stats, c, "%d", settings.num_threads);
     APPEND_U64("conn_yields", STAT_GET(ts->conn_yields));
     storage_stats_general(add_stats, c);
+    /* Not a memcached 1.6.18 stat (doc/protocol.md): after its list. */
+    struct slabs_totals sl;
+    slabs_get_totals(&sl);
+    APPEND_U64("slab_reassign_busy_aborts", sl.reassign_busy_aborts);
     free(ts);
 }
 

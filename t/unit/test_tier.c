@@ -4,7 +4,9 @@
  * placement, exact NVM line counts of an N GET hit, snapshots, metadata
  * written through to N items, demotion keeping value/flags/cas/exptime,
  * synchronous promotion, CLOCK order (second chance, dead items first),
- * the tier counters of `stats tier`, and the DRAM-only fallback.
+ * CLOCK decisions and counts made from the header under the item lock
+ * when the candidate changes between the sweep's unlocked read and its
+ * lock, the tier counters of `stats tier`, and the DRAM-only fallback.
  */
 #include "items.h"
 #include "hash_desc.h"
@@ -379,6 +381,130 @@ static void test_clock(void)
     engine_stop();
 }
 
+/* ---- CLOCK: the candidate changes between the unlocked read and the
+ * lock ---- */
+
+static const char *race_key;
+static void (*race_action)(void);
+
+/* Once, when the sweep is about to lock race_key's stripe: it has read
+ * the header without the lock and has not locked yet. */
+static void race_at_trylock(uint64_t hv)
+{
+    if (race_action != NULL && hv == hash_key(race_key, strlen(race_key))) {
+        void (*act)(void) = race_action;
+        race_action = NULL;
+        act();
+    }
+}
+
+static uint64_t capture_u64(void (*list)(ADD_STAT, void *), const char *name)
+{
+    static struct stat_capture cap;
+    char buf[64];
+    cap.len = 0;
+    list(capture_stat, &cap);
+    const char *v = captured_value(&cap, name, buf, sizeof(buf));
+    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
+/* A full N page of `per` items of class *id; the hand starts at its first
+ * chunk, keys[0]. */
+static char *race_setup(char keys[][32], unsigned int *id, unsigned int *per)
+{
+    engine_start(4 << 20, 1 << 20);
+    settings.tier_policy = TIER_POLICY_NVM;
+    *id = POWER_SMALLEST;
+    while (slabs_chunks_per_page(*id) > 8) {
+        (*id)++;
+    }
+    *per = slabs_chunks_per_page(*id);
+    size_t vlen = slabs_chunk_size(*id) - sizeof(item) - 16;
+    char *val = make_value(vlen, 5);
+    pick_keys(keys, *per + 1, "r");
+    for (unsigned int i = 0; i < *per; i++) {
+        put(keys[i], val, 0, 0);
+    }
+    return val;
+}
+
+static char race_keys[16][32];
+
+static void touch_expired(void)
+{
+    item_remove(item_touch(race_keys[0], strlen(race_keys[0]),
+                           current_time - 1, t));
+}
+
+static void test_clock_touch_race(void)
+{
+    unsigned int id, per;
+    char *val = race_setup(race_keys, &id, &per);
+    uint64_t reclaimed = capture_u64(storage_stats_general, "reclaimed");
+    /* a touch that expires keys[0] lands between the sweep's read of its
+     * header and its lock */
+    race_key = race_keys[0];
+    race_action = touch_expired;
+    unit_trylock_hook = race_at_trylock;
+    put(race_keys[per], val, 0, 0);
+    unit_trylock_hook = NULL;
+    ok(race_action == NULL, "the touch ran inside the sweep");
+    ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
+       "the item expired by the touch is the one taken");
+    ok(capture_u64(storage_stats_general, "reclaimed") == reclaimed + 1
+       && tier_stat("n_evictions") == 0,
+       "counted as reclaimed (expired under the lock), not as an eviction");
+    free(val);
+    engine_stop();
+}
+
+static char *race_val;
+static uint64_t race_new_off;
+
+/* keys[0] is deleted and stored again, shorter and with an expiry: its
+ * new version takes the chunk its old one freed (the only free one). */
+static void restore_shorter(void)
+{
+    item_delete(race_keys[0], strlen(race_keys[0]), 0, t);
+    race_val[strlen(race_val) - 8] = '\0';
+    put(race_keys[0], race_val, 0, current_time + 1000);
+    zone_of(race_keys[0], &race_new_off);
+}
+
+static void test_clock_reuse_race(void)
+{
+    unsigned int id, per;
+    race_val = race_setup(race_keys, &id, &per);
+    char *val = strdup(race_val);
+    uint64_t off_before = 0;
+    zone_of(race_keys[0], &off_before);
+    race_new_off = off_before + 1;
+    race_key = race_keys[0];
+    race_action = restore_shorter;
+    unit_trylock_hook = race_at_trylock;
+    put(race_keys[per], val, 0, 0);
+    unit_trylock_hook = NULL;
+    ok(race_action == NULL && race_new_off == off_before,
+       "the delete and store ran inside the sweep; the new version took "
+       "the old one's chunk");
+    char name[64];
+    snprintf(name, sizeof(name), "items:%u:evicted_nonzero", id);
+    ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
+       "the new version in the reused chunk is the one evicted");
+    ok(capture_u64(item_stats, name) == 1,
+       "evicted_nonzero counts its expiry (the header under the lock)");
+    for (unsigned int i = 0; i <= per; i++) {
+        item_delete(race_keys[i], strlen(race_keys[i]), 0, t);
+    }
+    ok(capture_u64(storage_stats_general, "curr_items") == 0
+       && capture_u64(storage_stats_general, "bytes") == 0,
+       "once every key is deleted, curr_items and bytes are 0 (the "
+       "eviction subtracted the new version's size)");
+    free(val);
+    free(race_val);
+    engine_stop();
+}
+
 /* ---- the N-zone cannot take a value: fallback to D ---- */
 
 static void test_fallback(void)
@@ -402,6 +528,8 @@ int main(void)
     test_demotion();
     test_promotion();
     test_clock();
+    test_clock_touch_race();
+    test_clock_reuse_race();
     test_fallback();
     nvm_zone_close(&nvm_zone);
     return done_testing();

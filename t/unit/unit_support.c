@@ -2,8 +2,9 @@
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
  * Owns: settings, current_time, process_started, realtime(), the striped
- * item locks (real mutexes), server stats and stats_lock, stats output
- * helpers and stand-ins for the connection output API, plus TAP output.
+ * item locks (real mutexes, with a hook run before each trylock), server
+ * stats and stats_lock, stats output helpers and stand-ins for the
+ * connection output API, plus TAP output.
  * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
  */
 #include "unit_support.h"
@@ -97,8 +98,13 @@ void item_unlock(uint64_t hv)
     pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
 }
 
+void (*unit_trylock_hook)(uint64_t hv);
+
 int item_trylock(uint64_t hv)
 {
+    if (unit_trylock_hook != NULL) {
+        unit_trylock_hook(hv);
+    }
     return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
 }
 

@@ -17,6 +17,10 @@ void unit_settings_defaults(void);
 /* (Re)create 2^power item lock stripes; power must not exceed the
  * index's initial hash power. */
 void unit_locks_init(unsigned int power);
+/* When set, item_trylock calls it first, on the calling thread and with
+ * no lock of its own held: a test plays what another thread does between
+ * a caller's unlocked read and its lock. */
+extern void (*unit_trylock_hook)(uint64_t hv);
 
 /* Open an anonymous N-zone of size bytes as nvm_zone (settings.nvm set
  * accordingly); closes the previous one. */
