@@ -433,7 +433,7 @@ static char race_keys[16][32];
 static void touch_expired(void)
 {
     item_remove(item_touch(race_keys[0], strlen(race_keys[0]),
-                           current_time - 1, t));
+                           current_time - 1, t, &lookup));
 }
 
 static void test_clock_touch_race(void)
@@ -465,7 +465,7 @@ static uint64_t race_new_off;
  * new version takes the chunk its old one freed (the only free one). */
 static void restore_shorter(void)
 {
-    item_delete(race_keys[0], strlen(race_keys[0]), 0, t);
+    item_delete(race_keys[0], strlen(race_keys[0]), 0, t, &deleted_cls);
     race_val[strlen(race_val) - 8] = '\0';
     put(race_keys[0], race_val, 0, current_time + 1000);
     zone_of(race_keys[0], &race_new_off);
@@ -494,7 +494,7 @@ static void test_clock_reuse_race(void)
     ok(capture_u64(item_stats, name) == 1,
        "evicted_nonzero counts its expiry (the header under the lock)");
     for (unsigned int i = 0; i <= per; i++) {
-        item_delete(race_keys[i], strlen(race_keys[i]), 0, t);
+        item_delete(race_keys[i], strlen(race_keys[i]), 0, t, &deleted_cls);
     }
     ok(capture_u64(storage_stats_general, "curr_items") == 0
        && capture_u64(storage_stats_general, "bytes") == 0,
