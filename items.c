@@ -1566,7 +1566,9 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
     }
     enum store_item_type ret = STORED;
     if (!do_item_replace(old_it, to_link, hv)) {
-        ret = NO_MEMORY;
+        /* no chunk for the new version: for append/prepend that is the
+         * allocation memcached answers NOT_STORED to */
+        ret = built != NULL ? NOT_STORED : NO_MEMORY;
     }
     *stored_out = to_link;
     if (built != NULL) {
