@@ -32,7 +32,13 @@
  *     their item through deletes, evictions and demotions.  N items have no
  *     reference count: a reader gets a malloc'd DRAM snapshot (ITEM_HEAP)
  *     made under the item lock, so an N chunk can be freed whenever its
- *     item lock is held.
+ *     item lock is held.  A reply's hold is bounded: a D item past
+ *     ITEM_REFCOUNT_LIMIT references is fetched as a miss, and snapshots
+ *     that replies hold are charged to their worker's in-flight gauge
+ *     (tier_inflight_limit; doc/tiering.md "Values in flight").
+ *   - a version is re-found after a lock drop by its cas, unique per
+ *     stored version even under -C; a replace secures the new version's
+ *     chunk before it unlinks the old one (doc/tiering.md "Stores").
  *   - counters here are relaxed atomics: no lock on the request path.
  *   - tier_lock_thread guards the tier thread's start/stop state.
  *
