@@ -1065,53 +1065,61 @@ static bool debug_snapshot_fails(void)
 }
 #endif
 
-/* Give snapshot it the hot metadata of the location word loc (item lock
- * held): last access, flags, counter and epoch live there, not in NVM. */
-static void snapshot_sync(item *it, const nitem_hdr *h, uint64_t loc)
+/* The memory of a snapshot of an ntotal-byte N item, charged to *inflight
+ * (a worker's gauge, when a reply will hold it) until freed; NULL when out
+ * of memory.  Taken before anything about the hit is recorded, so that a
+ * failure changes nothing. */
+static item *snapshot_alloc(size_t ntotal, _Atomic uint64_t *inflight)
 {
-    it->time = n_last_access(h, loc);
-    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
-                              | (h->flags & ITEM_KEY_BINARY));
-    it->counter = (uint16_t)hd_n_counter(loc);
-    it->epoch = (uint8_t)hd_n_epoch(loc);
-}
-
-/* A DRAM snapshot of the N item probed at *locp (item lock held); charged
- * to *inflight (a worker's gauge) until freed, when a reply will hold it.
- * NULL when out of memory. */
-static item *snapshot_make(const struct nitem_probe *p, uint64_t loc,
-                           _Atomic uint64_t *inflight)
-{
-    const nitem_hdr *h = &p->u.hdr;
-    size_t ntotal = item_make_ntotal(h->nkey, (int)h->nbytes);
 #ifdef MEMCACHED_DEBUG
     if (debug_snapshot_fails()) {
         return NULL;
     }
 #endif
     item *it = heap_alloc(ntotal);
-    if (it == NULL) {
-        return NULL;
-    }
-    if (inflight != NULL) {
+    if (it != NULL && inflight != NULL) {
         atomic_fetch_add_explicit(inflight, ntotal, memory_order_relaxed);
         heap_meta(it)->inflight = inflight;
     }
+    return it;
+}
+
+/* Fill the snapshot it with the N item probed at *locp, whose location
+ * word is loc (item lock held). */
+static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
+{
+    const nitem_hdr *h = &p->u.hdr;
     unsigned int slot = reader_slot(p->off);
     heap_meta(it)->noff = p->off;
     heap_meta(it)->reader = slot + 1;
     atomic_fetch_add_explicit(&n_readers[slot], 1, memory_order_relaxed);
     it->next = it->prev = NULL;
     it->cas = h->cas;
+    it->time = n_last_access(h, loc);
     it->exptime = h->exptime;
     it->nbytes = h->nbytes;
     it->client_flags = h->client_flags;
     atomic_store_explicit(&it->refcount, 1, memory_order_relaxed);
+    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
+                              | (h->flags & ITEM_KEY_BINARY));
+    it->counter = (uint16_t)hd_n_counter(loc);
     it->slabs_clsid = h->clsid;
     it->nkey = h->nkey;
     it->mq_level = 0;
-    snapshot_sync(it, h, loc);
+    it->epoch = (uint8_t)hd_n_epoch(loc);
     nitem_read_body(p, ITEM_key(it));
+}
+
+/* A DRAM snapshot of the N item probed at *locp for the engine's own use
+ * (item lock held); NULL when out of memory. */
+static item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    item *it = snapshot_alloc(item_make_ntotal(h->nkey, (int)h->nbytes),
+                              NULL);
+    if (it != NULL) {
+        snapshot_fill(it, p, loc);
+    }
     return it;
 }
 
@@ -1171,7 +1179,7 @@ static bool engine_promote(uint64_t hv, const char *key, size_t nkey)
         uint32_t c = migrate_decay(hd_n_counter(loc),
                                    (migrate_epoch() - hd_n_epoch(loc)) & 7);
         if (wants_promotion(p.u.hdr.clsid, c)) {
-            item *snap = snapshot_make(&p, loc, NULL);
+            item *snap = snapshot_make(&p, loc);
             item *d = snap == NULL ? NULL
                 : d_chunk(snap->slabs_clsid, ITEM_ntotal(snap),
                           settings.evict_to_free != 0);
@@ -1289,15 +1297,12 @@ static bool inflight_admits(LIBEVENT_THREAD *t, size_t ntotal)
     return false;
 }
 
-/* A lookup that found the N item of *locp (probe p) expired or flushed
- * unlinks it and counts why; returns whether it did. */
-static bool do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
+/* A lookup found the N item of *locp (probe p) expired or flushed: unlink
+ * it and count why. */
+static void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
                            uint64_t hv, LIBEVENT_THREAD *t)
 {
     const nitem_hdr *h = &p->u.hdr;
-    if (!n_is_dead(h, *locp)) {
-        return false;
-    }
     bool flushed = n_is_flushed(h, *locp);
     do_unlink_n_slot(locp, hv, h->clsid,
                      item_make_ntotal(h->nkey, (int)h->nbytes));
@@ -1309,7 +1314,6 @@ static bool do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
             STAT_INCR(t->stats.get_expired);
         }
     }
-    return true;
 }
 
 /* An N hit: check expiry, count, snapshot, maybe promote.  A snapshot
@@ -1321,7 +1325,8 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
 {
     const nitem_hdr *h = &p->u.hdr;
     size_t ntotal = item_make_ntotal(h->nkey, (int)h->nbytes);
-    if (do_reap_dead_n(locp, p, hv, t)) {
+    if (n_is_dead(h, *locp)) {
+        do_reap_dead_n(locp, p, hv, t);
         return NULL;
     }
     _Atomic uint64_t *charge = NULL;
@@ -1332,24 +1337,19 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         }
         charge = &t->tier_inflight_bytes;
     }
-    item *snap = snapshot_make(p, *locp, charge);
+    item *snap = snapshot_alloc(ntotal, charge);
     if (snap == NULL) {
         *status = LOOKUP_NO_MEMORY;
         return NULL;
     }
     migrate_count_request(t, h->clsid, false);
-    if (!do_update) {
-        *status = LOOKUP_HIT;
-        return snap;
-    }
-    /* the snapshot was made first so that a failed one changes nothing;
-     * it now takes the metadata of this hit */
-    bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
-    bool hot = n_bump(locp, h->time, h->clsid);
-    snapshot_sync(snap, h, *locp);
+    bool refd = duallru && do_update
+        && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
+    bool hot = do_update && n_bump(locp, h->time, h->clsid);
     if (refd) {
         dlru_n_ref(h->clsid, p->off, h->lru);
     }
+    snapshot_fill(snap, p, *locp);
     if (hot) {
         promote_after_hit(locp, hv, snap);
     }
@@ -1806,7 +1806,8 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
     if (t != NULL) {
         STAT_INCR(t->stats.tier_requests);
     }
-    if (do_reap_dead_n(locp, &p, hv, t)) {
+    if (n_is_dead(h, *locp)) {
+        do_reap_dead_n(locp, &p, hv, t);
         return DELETE_NOT_FOUND;
     }
     migrate_count_request(t, h->clsid, false);
@@ -2224,7 +2225,7 @@ static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
             clock_unlink(locp, hv, &p.u.hdr, true);
             slabs_tier_free(off);
         } else {
-            item *snap = snapshot_make(&p, *locp, NULL);
+            item *snap = snapshot_make(&p, *locp);
             item *d = snap == NULL ? NULL
                 : d_chunk(id, ITEM_ntotal(snap),
                           settings.evict_to_free != 0);
