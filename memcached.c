@@ -10,9 +10,11 @@
  * Locks: stats_lock guards `stats` (struct server_stats).  A connection is
  * touched only by the worker that owns it; the connection table `conns` is
  * read by `stats conns` through the published fields (pub_*), which are
- * atomics.
+ * atomics.  Pausing accept() (descriptors run out, or -c under
+ * no_maxconns_fast) is accept_pause.c's.
  */
 #include "memcached.h"
+#include "accept_pause.h"
 #include "items.h"
 #include "tier_reassign.h"
 
@@ -419,6 +421,7 @@ static void conn_close(conn *c)
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns--;
     pthread_mutex_unlock(&stats_lock);
+    accept_pause_conn_closed();
 }
 
 void conn_close_idle(conn *c)
@@ -1158,7 +1161,7 @@ static void reject_conn(int sfd)
     pthread_mutex_unlock(&stats_lock);
 }
 
-static bool over_conn_limit(void)
+bool conn_limit_reached(void)
 {
     pthread_mutex_lock(&stats_lock);
     bool over = stats.curr_conns + stats.reserved_fds >=
@@ -1167,19 +1170,37 @@ static bool over_conn_limit(void)
     return over;
 }
 
+/* The accept pause (accept_pause.c) switches the listeners off and on. */
+void listeners_arm(bool on)
+{
+    for (conn *c = listen_conns; c != NULL; c = c->next) {
+        if (!on) {
+            event_del(&c->event);
+        } else if (event_add(&c->event, NULL) == -1) {
+            perror("event_add(listener)");
+        }
+    }
+}
+
 static void accept_step(conn *listener)
 {
+    if (!settings.maxconns_fast && conn_limit_reached()) {
+        /* memcached's -c is its descriptor limit: wait for room */
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Too many open connections\n");
+        }
+        accept_pause();
+        return;
+    }
     struct sockaddr_storage addr;
     socklen_t addrlen = sizeof(addr);
     int sfd = accept(listener->sfd, (struct sockaddr *)&addr, &addrlen);
     if (sfd == -1) {
-        if (errno == EMFILE || errno == ENFILE) {
+        if (accept_shortage(errno)) {
             if (settings.verbose > 0) {
                 perror("Too many open connections");
             }
-            pthread_mutex_lock(&stats_lock);
-            stats.listen_disabled_num++;
-            pthread_mutex_unlock(&stats_lock);
+            accept_pause();
         } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR && errno != ECONNABORTED) {
             perror("accept()");
@@ -1191,7 +1212,7 @@ static void accept_step(conn *listener)
         close(sfd);
         return;
     }
-    if (settings.maxconns_fast && over_conn_limit()) {
+    if (settings.maxconns_fast && conn_limit_reached()) {
         reject_conn(sfd);
         return;
     }
@@ -1581,7 +1602,7 @@ static void usage(void)
 "-S, -Z, -e, -Y            SASL, TLS, memory file, auth file: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
-"                          (default: enabled)\n"
+"                          (default: enabled), or hold them until one closes\n"
 "   - hashpower=<n>        initial index size as a power of two (default: 16)\n"
 "   - no_hashexpand        never grow the index\n"
 "   - hash_algorithm=<x>   accepted for compatibility; tiercached has one hash\n"
@@ -2363,6 +2384,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Failed to create the event base\n");
         exit(EXIT_FAILURE);
     }
+    accept_pause_init(main_base);
     clock_init();
     stats.started = current_time;
     stats.accepting_conns = true;

@@ -299,6 +299,7 @@ struct server_stats {
     uint64_t rejected_conns;
     uint64_t malloc_fails;
     uint64_t listen_disabled_num;
+    uint64_t time_in_listen_disabled_us;
     uint64_t curr_conns;
     uint64_t reserved_fds;
     uint64_t conn_structs;
