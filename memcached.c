@@ -10,8 +10,9 @@
  * Locks: stats_lock guards `stats` (struct server_stats).  A connection is
  * touched only by the worker that owns it; the connection table `conns` is
  * read by `stats conns` through the published fields (pub_*), which are
- * atomics.  Pausing accept() (descriptors run out, or -c under
- * no_maxconns_fast) is accept_pause.c's.
+ * atomics, and walked by every worker for idle_timeout, which finds its
+ * own connections by pub_owner.  Pausing accept() (descriptors run out,
+ * or -c under no_maxconns_fast) is accept_pause.c's.
  */
 #include "memcached.h"
 #include "accept_pause.h"
@@ -416,6 +417,7 @@ static void conn_close(conn *c)
      * number from the next accept() reuses it.  The release store (matched
      * by the acquire in conn_struct_for) orders everything this worker did
      * with the struct before that reuse; after it the struct is not ours. */
+    atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
     close(fd);
     pthread_mutex_lock(&stats_lock);
@@ -424,10 +426,37 @@ static void conn_close(conn *c)
     accept_pause_conn_closed();
 }
 
-void conn_close_idle(conn *c)
+/* Between commands, as memcached checks it: a connection reading a value
+ * or writing a reply is never idle. */
+static bool conn_is_idle(conn *c, rel_time_t now)
 {
-    if (settings.idle_timeout > 0 &&
-        current_time - c->last_cmd_time > (rel_time_t)settings.idle_timeout) {
+    if (c->state != conn_new_cmd && c->state != conn_waiting &&
+        c->state != conn_read) {
+        return false;
+    }
+    /* now < last_cmd_time after a debugtime step back: not idle */
+    return now > c->last_cmd_time &&
+           now - c->last_cmd_time > (rel_time_t)settings.idle_timeout;
+}
+
+/* idle_timeout: run once a second by each worker (thread.c).  The walk
+ * reads every slot's pub_owner but touches only the connections whose
+ * owner is `me`: only a worker stores itself there, and it clears it when
+ * it closes the connection, so reading back `me` means the connection is
+ * ours. */
+void conns_close_idle(LIBEVENT_THREAD *me)
+{
+    rel_time_t now = current_time;
+    for (int fd = 0; fd < max_fds; fd++) {
+        conn *c = atomic_load(&conns[fd]);
+        if (c == NULL ||
+            atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me ||
+            !conn_is_idle(c, now)) {
+            continue;
+        }
+        if (settings.verbose > 1) {
+            fprintf(stderr, "Closing idle fd %d\n", c->sfd);
+        }
         pthread_mutex_lock(&stats_lock);
         stats.idle_kicks++;
         pthread_mutex_unlock(&stats_lock);
@@ -1610,7 +1639,7 @@ static void usage(void)
 "                          expired items\n"
 "   - lru_crawler_sleep=<us> microseconds to sleep between items (default: 100)\n"
 "   - lru_crawler_tocrawl=<n> max items to crawl per class per run (0: all)\n"
-"   - idle_timeout=<s>     close connections idle this long (default: 0, off)\n"
+"   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
@@ -1884,7 +1913,12 @@ static void parse_subopt(char *name, char *val)
     } else if (strcmp(name, "lru_crawler_tocrawl") == 0) {
         settings.lru_crawler_tocrawl = subopt_u32(name, val);
     } else if (strcmp(name, "idle_timeout") == 0) {
-        settings.idle_timeout = (int)subopt_u32(name, val);
+        /* memcached takes any integer; 0 or less never times out */
+        int32_t secs;
+        if (val == NULL || !safe_strtol(val, &secs)) {
+            die("Invalid value for %s: %s", name, val ? val : "(missing)");
+        }
+        settings.idle_timeout = secs;
     } else if (strcmp(name, "track_sizes") == 0) {
         settings.track_sizes = true;
     } else if (strcmp(name, "slab_reassign") == 0) {

@@ -151,6 +151,13 @@ static void command_stats(ADD_STAT add_stats, void *c,
     APPEND_U64("store_no_memory", STAT_GET(ts->store_no_memory));
     APPEND_U64("auth_cmds", STAT_GET(ts->auth_cmds));
     APPEND_U64("auth_errors", STAT_GET(ts->auth_errors));
+    if (settings.idle_timeout != 0) {
+        /* memcached lists it only when idle_timeout is set */
+        pthread_mutex_lock(&stats_lock);
+        uint64_t kicks = stats.idle_kicks;
+        pthread_mutex_unlock(&stats_lock);
+        APPEND_U64("idle_kicks", kicks);
+    }
     APPEND_U64("bytes_read", STAT_GET(ts->bytes_read));
     APPEND_U64("bytes_written", STAT_GET(ts->bytes_written));
 }
