@@ -10,9 +10,12 @@
  * Locks: stats_lock guards `stats` (struct server_stats).  A connection is
  * touched only by the worker that owns it; the connection table `conns` is
  * read by `stats conns` through the published fields (pub_*), which are
- * atomics.
+ * atomics, and walked by every worker for idle_timeout, which finds its
+ * own connections by pub_owner.  Pausing accept() (descriptors run out,
+ * or -c under no_maxconns_fast) is accept_pause.c's.
  */
 #include "memcached.h"
+#include "accept_pause.h"
 #include "items.h"
 #include "tier_reassign.h"
 
@@ -415,17 +418,46 @@ static void conn_close(conn *c)
      * number from the next accept() reuses it.  The release store (matched
      * by the acquire in conn_struct_for) orders everything this worker did
      * with the struct before that reuse; after it the struct is not ours. */
+    atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
     close(fd);
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns--;
     pthread_mutex_unlock(&stats_lock);
+    accept_pause_conn_closed();
 }
 
-void conn_close_idle(conn *c)
+/* Between commands, as memcached checks it: a connection reading a value
+ * or writing a reply is never idle. */
+static bool conn_is_idle(conn *c, rel_time_t now)
 {
-    if (settings.idle_timeout > 0 &&
-        current_time - c->last_cmd_time > (rel_time_t)settings.idle_timeout) {
+    if (c->state != conn_new_cmd && c->state != conn_waiting &&
+        c->state != conn_read) {
+        return false;
+    }
+    /* now < last_cmd_time after a debugtime step back: not idle */
+    return now > c->last_cmd_time &&
+           now - c->last_cmd_time > (rel_time_t)settings.idle_timeout;
+}
+
+/* idle_timeout: run once a second by each worker (thread.c).  The walk
+ * reads every slot's pub_owner but touches only the connections whose
+ * owner is `me`: only a worker stores itself there, and it clears it when
+ * it closes the connection, so reading back `me` means the connection is
+ * ours. */
+void conns_close_idle(LIBEVENT_THREAD *me)
+{
+    rel_time_t now = current_time;
+    for (int fd = 0; fd < max_fds; fd++) {
+        conn *c = atomic_load(&conns[fd]);
+        if (c == NULL ||
+            atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me ||
+            !conn_is_idle(c, now)) {
+            continue;
+        }
+        if (settings.verbose > 1) {
+            fprintf(stderr, "Closing idle fd %d\n", c->sfd);
+        }
         pthread_mutex_lock(&stats_lock);
         stats.idle_kicks++;
         pthread_mutex_unlock(&stats_lock);
@@ -1159,7 +1191,7 @@ static void reject_conn(int sfd)
     pthread_mutex_unlock(&stats_lock);
 }
 
-static bool over_conn_limit(void)
+bool conn_limit_reached(void)
 {
     pthread_mutex_lock(&stats_lock);
     bool over = stats.curr_conns + stats.reserved_fds >=
@@ -1168,19 +1200,37 @@ static bool over_conn_limit(void)
     return over;
 }
 
+/* The accept pause (accept_pause.c) switches the listeners off and on. */
+void listeners_arm(bool on)
+{
+    for (conn *c = listen_conns; c != NULL; c = c->next) {
+        if (!on) {
+            event_del(&c->event);
+        } else if (event_add(&c->event, NULL) == -1) {
+            perror("event_add(listener)");
+        }
+    }
+}
+
 static void accept_step(conn *listener)
 {
+    if (!settings.maxconns_fast && conn_limit_reached()) {
+        /* memcached's -c is its descriptor limit: wait for room */
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Too many open connections\n");
+        }
+        accept_pause();
+        return;
+    }
     struct sockaddr_storage addr;
     socklen_t addrlen = sizeof(addr);
     int sfd = accept(listener->sfd, (struct sockaddr *)&addr, &addrlen);
     if (sfd == -1) {
-        if (errno == EMFILE || errno == ENFILE) {
+        if (accept_shortage(errno)) {
             if (settings.verbose > 0) {
                 perror("Too many open connections");
             }
-            pthread_mutex_lock(&stats_lock);
-            stats.listen_disabled_num++;
-            pthread_mutex_unlock(&stats_lock);
+            accept_pause();
         } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR && errno != ECONNABORTED) {
             perror("accept()");
@@ -1192,7 +1242,7 @@ static void accept_step(conn *listener)
         close(sfd);
         return;
     }
-    if (settings.maxconns_fast && over_conn_limit()) {
+    if (settings.maxconns_fast && conn_limit_reached()) {
         reject_conn(sfd);
         return;
     }
@@ -1582,7 +1632,7 @@ static void usage(void)
 "-S, -Z, -e, -Y            SASL, TLS, memory file, auth file: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
-"                          (default: enabled)\n"
+"                          (default: enabled), or hold them until one closes\n"
 "   - hashpower=<n>        initial index size as a power of two (default: 16)\n"
 "   - no_hashexpand        never grow the index\n"
 "   - hash_algorithm=<x>   accepted for compatibility; tiercached has one hash\n"
@@ -1590,7 +1640,7 @@ static void usage(void)
 "                          expired items\n"
 "   - lru_crawler_sleep=<us> microseconds to sleep between items (default: 100)\n"
 "   - lru_crawler_tocrawl=<n> max items to crawl per class per run (0: all)\n"
-"   - idle_timeout=<s>     close connections idle this long (default: 0, off)\n"
+"   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
@@ -1873,7 +1923,12 @@ static void parse_subopt(char *name, char *val)
     } else if (strcmp(name, "lru_crawler_tocrawl") == 0) {
         settings.lru_crawler_tocrawl = subopt_u32(name, val);
     } else if (strcmp(name, "idle_timeout") == 0) {
-        settings.idle_timeout = (int)subopt_u32(name, val);
+        /* memcached takes any integer; 0 or less never times out */
+        int32_t secs;
+        if (val == NULL || !safe_strtol(val, &secs)) {
+            die("Invalid value for %s: %s", name, val ? val : "(missing)");
+        }
+        settings.idle_timeout = secs;
     } else if (strcmp(name, "track_sizes") == 0) {
         settings.track_sizes = true;
     } else if (strcmp(name, "slab_reassign") == 0) {
@@ -2373,6 +2428,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Failed to create the event base\n");
         exit(EXIT_FAILURE);
     }
+    accept_pause_init(main_base);
     clock_init();
     stats.started = current_time;
     stats.accepting_conns = true;

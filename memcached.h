@@ -310,6 +310,7 @@ struct server_stats {
     uint64_t rejected_conns;
     uint64_t malloc_fails;
     uint64_t listen_disabled_num;
+    uint64_t time_in_listen_disabled_us;
     uint64_t curr_conns;
     uint64_t reserved_fds;
     uint64_t conn_structs;
@@ -422,6 +423,8 @@ struct conn {
     /* read by `stats conns` from other threads */
     _Atomic int pub_state;
     _Atomic rel_time_t pub_last_cmd;
+    /* the worker serving it, NULL once closed: the idle walk's test */
+    _Atomic(LIBEVENT_THREAD *) pub_owner;
 };
 
 /* ---- connection API (memcached.c), used by the protocol layer ---- */
@@ -487,7 +490,8 @@ extern LIBEVENT_THREAD *threads;
 conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
                int read_buffer_size, enum network_transport transport,
                struct event_base *base);
-void conn_close_idle(conn *c);
+/* idle_timeout, run by worker me's timer: close its idle connections */
+void conns_close_idle(LIBEVENT_THREAD *me);
 
 /* ---- hashing (hash.c) ---- */
 uint64_t hash_key(const void *key, size_t length);

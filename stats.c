@@ -107,7 +107,10 @@ static void connection_stats(ADD_STAT add_stats, void *c)
     append_stat("max_connections", add_stats, c, "%d", settings.maxconns);
     APPEND_U64("curr_connections", s.curr_conns);
     APPEND_U64("total_connections", s.total_conns);
-    APPEND_U64("rejected_connections", s.rejected_conns);
+    if (settings.maxconns_fast) {
+        /* memcached lists it only when it refuses connections */
+        APPEND_U64("rejected_connections", s.rejected_conns);
+    }
     APPEND_U64("connection_structures", s.conn_structs);
     /* memcached's response objects and read-buffer pool do not exist
      * here: connections own growable buffers (see doc/protocol.md) */
@@ -150,6 +153,13 @@ static void command_stats(ADD_STAT add_stats, void *c,
     APPEND_U64("store_no_memory", STAT_GET(ts->store_no_memory));
     APPEND_U64("auth_cmds", STAT_GET(ts->auth_cmds));
     APPEND_U64("auth_errors", STAT_GET(ts->auth_errors));
+    if (settings.idle_timeout != 0) {
+        /* memcached lists it only when idle_timeout is set */
+        pthread_mutex_lock(&stats_lock);
+        uint64_t kicks = stats.idle_kicks;
+        pthread_mutex_unlock(&stats_lock);
+        APPEND_U64("idle_kicks", kicks);
+    }
     APPEND_U64("bytes_read", STAT_GET(ts->bytes_read));
     APPEND_U64("bytes_written", STAT_GET(ts->bytes_written));
 }
@@ -168,10 +178,11 @@ void server_stats(ADD_STAT add_stats, void *c)
     pthread_mutex_lock(&stats_lock);
     bool accepting = stats.accepting_conns;
     uint64_t disabled = stats.listen_disabled_num;
+    uint64_t disabled_us = stats.time_in_listen_disabled_us;
     pthread_mutex_unlock(&stats_lock);
     append_stat("accepting_conns", add_stats, c, "%u", accepting ? 1 : 0);
     APPEND_U64("listen_disabled_num", disabled);
-    APPEND_U64("time_in_listen_disabled_us", 0);
+    APPEND_U64("time_in_listen_disabled_us", disabled_us);
     append_stat("threads", add_stats, c, "%d", settings.num_threads);
     APPEND_U64("conn_yields", STAT_GET(ts->conn_yields));
     storage_stats_general(add_stats, c);
@@ -333,6 +344,7 @@ void stats_reset(void)
     stats.rejected_conns = 0;
     stats.malloc_fails = 0;
     stats.listen_disabled_num = 0;
+    stats.time_in_listen_disabled_us = 0;
     stats.idle_kicks = 0;
     stats.expired_unfetched = 0;
     stats.evicted_unfetched = 0;

@@ -4,6 +4,8 @@
  * Each worker runs its own libevent base.  The listener (main thread) hands
  * an accepted socket to a worker through the worker's queue and a byte on
  * its notify pipe; from then on only that worker touches the connection.
+ * With idle_timeout each worker also runs a one-second timer that closes
+ * its own idle connections (conns_close_idle in memcached.c).
  *
  * Locks:
  *   - item_locks[]: a power-of-two array of mutexes; the stripe for a key is
@@ -133,8 +135,25 @@ static void thread_libevent_process(evutil_socket_t fd, short which,
             }
         } else {
             c->thread = me;
+            atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
         }
         free(qi);
+    }
+}
+
+static void idle_check(evutil_socket_t fd, short which, void *arg)
+{
+    conns_close_idle(arg);
+}
+
+/* memcached checks for idle connections about once a second too */
+static void start_idle_check(LIBEVENT_THREAD *me)
+{
+    struct timeval every = { .tv_sec = 1, .tv_usec = 0 };
+    struct event *ev = event_new(me->base, -1, EV_PERSIST, idle_check, me);
+    if (ev == NULL || event_add(ev, &every) == -1) {
+        fprintf(stderr, "Can't start the idle connection check\n");
+        exit(EXIT_FAILURE);
     }
 }
 
@@ -157,6 +176,9 @@ static void setup_thread(LIBEVENT_THREAD *me)
         exit(EXIT_FAILURE);
     }
     pthread_mutex_init(&me->new_conn_queue->lock, NULL);
+    if (settings.idle_timeout > 0) {
+        start_idle_check(me);
+    }
 }
 
 static void *worker_libevent(void *arg)
