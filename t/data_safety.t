@@ -109,6 +109,8 @@ sub parse_values {
     ok(defined $rss0 && defined $rss1 && $rss1 - $rss0 < 16 * 1024,
         'inflight: RSS within 16 MB of where it started')
         or diag('RSS ' . ($rss0 // '?') . ' kB -> ' . ($rss1 // '?') . ' kB');
+    note('RSS ' . ($rss0 // '?') . ' kB -> ' . ($rss1 // '?') . ' kB, '
+        . "$t->{inflight_refused} hits refused");
     my $reply = '';
     my $deadline = time + 30;
     while (time < $deadline && $reply !~ /\r\n\z/ || length $reply < 100) {
