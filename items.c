@@ -64,10 +64,10 @@
  *     chunk and the zone no page left), it is stored in D, whatever the
  *     policy (counted as n_fallbacks), rather than refused.
  *
- * tier_policy=duallru (Fogcached) keeps this engine and swaps the
- * replacement: the MQ queues become the D-zone's segments, the N-zone's
- * segmented LRU (items_duallru.c) replaces the CLOCK, and promotion and
- * demotion run through its Move segments (the callbacks near the end).
+ * What differs between tier policies (placement, promotion, demotion, the
+ * N-zone's reclaim, their hooks and background work) is asked of
+ * active_policy (tier_policy.h), chosen once by storage_init; the engine
+ * offers the policies its mechanisms through policy_engine (near the end).
  */
 #include "items.h"
 #include "items_internal.h"
@@ -75,7 +75,7 @@
 #include "clock_nvm.h"
 #include "crawler.h"
 #include "hash_desc.h"
-#include "items_duallru.h"
+#include "tier_policy.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slabs.h"
@@ -106,8 +106,9 @@ static _Atomic uint64_t cas_id;
 /* True when the N-zone is in use (tier_enabled() and a zone was carved);
  * set once by storage_init. */
 bool tiering;
-/* tiering with tier_policy=duallru; set once by storage_init */
-bool duallru;
+/* The tier policy (tier_policy.h); &policy_dram without an N-zone.  Set
+ * once by storage_init. */
+const struct tier_policy_ops *active_policy = &policy_dram;
 
 static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *sizes_hist;     /* NULL = tracking disabled */
@@ -404,14 +405,16 @@ static void count_access(item *it)
 /* Should an N item whose counter just became `counter` move to D? */
 static bool wants_promotion(unsigned int clsid, uint32_t counter)
 {
-    switch (settings.tier_policy) {
-    case TIER_POLICY_HMCACHED:
-        return counter > migrate_threshold(clsid);
-    case TIER_POLICY_TLC:
-        return true;
-    default:
-        return false;
-    }
+    return active_policy->wants_promotion != NULL
+        && active_policy->wants_promotion(clsid, counter);
+}
+
+/* Does the policy want to hear of a hit on the N item of location word
+ * loc, one fetched before? */
+static bool policy_sees_rehit(uint64_t loc)
+{
+    return active_policy->n_rehit != NULL
+        && (hd_n_flags(loc) & ITEM_FETCHED) != 0;
 }
 
 /* Record a hit on the N item of *locp (header time `base`): counter, CLOCK
@@ -484,9 +487,7 @@ static void count_victim(const item *it, bool dead)
 /* Does the policy move MQ victims to the N-zone? */
 static bool policy_demotes(void)
 {
-    return tiering && (settings.tier_policy == TIER_POLICY_HMCACHED
-                       || settings.tier_policy == TIER_POLICY_TLC
-                       || settings.tier_policy == TIER_POLICY_DUALLRU);
+    return tiering && active_policy->demotes;
 }
 
 /* An N chunk of class id: a free one, else one the CLOCK (duallru: the
@@ -496,8 +497,7 @@ static bool n_chunk(unsigned int id, bool may_evict, uint64_t *off)
     if (slabs_tier_alloc(id, off)) {
         return true;
     }
-    return duallru ? dlru_n_reclaim(id, may_evict, off)
-                   : clock_nvm_reclaim(id, may_evict, off);
+    return active_policy->n_reclaim(id, may_evict, off);
 }
 
 static void nitem_hdr_from(nitem_hdr *h, const item *it, uint64_t hv)
@@ -541,8 +541,8 @@ static bool demote(item *victim, uint64_t hv, bool may_evict)
     write_to_nvm(victim, hv, off);
     *locp = hd_n_make(off, victim->counter, victim->it_flags, victim->epoch,
                       0);
-    if (duallru) {
-        dlru_n_link(id, off, DLRU_COLD);     /* Fogcached: N's COLD head */
+    if (active_policy->n_linked != NULL) {
+        active_policy->n_linked(id, off, true);
     }
     /* one histogram for both zones: only the 8-bit clamp is news */
     tier_reassign_note(id, victim->counter, (int)hd_n_counter(*locp));
@@ -598,13 +598,6 @@ static item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
     return it;
 }
 
-/* Where a new version of a key goes. */
-enum placement {
-    PLACE_PROBE,                 /* look the key up first */
-    PLACE_D,                     /* the key lives in D: it stays there */
-    PLACE_POLICY                 /* the key is not in D: the policy says */
-};
-
 static bool key_in_dram(const char *key, size_t nkey)
 {
     uint64_t hv = hash_key(key, nkey);
@@ -614,48 +607,14 @@ static bool key_in_dram(const char *key, size_t nkey)
     return in_d;
 }
 
-/* HM-UNI: a key's zone in proportion to the zones' capacities. */
-static bool uni_places_in_nvm(const char *key, size_t nkey)
+static item *free_d_chunk(const struct placement_query *q)
 {
-    struct slabs_tier_totals tt;
-    slabs_tier_get_totals(&tt);
-    uint64_t d = settings.maxbytes;
-    uint64_t total = d + tt.zone_limit;
-    return total != 0 && hash_key(key, nkey) % total >= d;
-}
-
-/* Decide the zone of a new version (tiering).  Returns true for the
- * N-zone; false for D, with *chunk set when a free D chunk was taken. */
-static bool places_in_nvm(const char *key, size_t nkey, unsigned int id,
-                          size_t ntotal, enum placement where, item **chunk)
-{
-    switch (settings.tier_policy) {
-    case TIER_POLICY_NVM:
-        return true;
-    case TIER_POLICY_UNI:
-        return uni_places_in_nvm(key, nkey);
-    case TIER_POLICY_DUALLRU:
-        /* Fogcached: new items in D, whose COLD tails move to N */
-        return settings.tier_placement == TIER_PLACE_NVM;
-    default:
-        break;
-    }
-    if (where == PLACE_PROBE) {
-        where = key_in_dram(key, nkey) ? PLACE_D : PLACE_POLICY;
-    }
-    if (where == PLACE_D) {
-        return false;
-    }
-    if (settings.tier_placement == TIER_PLACE_NVM) {
-        return true;
-    }
-    *chunk = slabs_alloc(ntotal, id);
-    return *chunk == NULL;
+    return slabs_alloc(q->ntotal, q->clsid);
 }
 
 static item *do_item_alloc(const char *key, size_t nkey,
                            client_flags_t flags, rel_time_t exptime,
-                           int nbytes, enum placement where)
+                           int nbytes, enum key_zone zone)
 {
     if (!item_size_ok(nkey, flags, nbytes)) {
         return NULL;
@@ -665,7 +624,8 @@ static item *do_item_alloc(const char *key, size_t nkey,
     item *it = NULL;
     uint16_t it_flags = 0;
 
-    if (tiering && places_in_nvm(key, nkey, id, ntotal, where, &it)) {
+    struct placement_query q = { key, nkey, id, ntotal, zone };
+    if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
         it = heap_alloc(ntotal);
         it_flags = ITEM_HEAP;
@@ -697,7 +657,8 @@ static item *do_item_alloc(const char *key, size_t nkey,
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
                  rel_time_t exptime, int nbytes)
 {
-    return do_item_alloc(key, nkey, flags, exptime, nbytes, PLACE_PROBE);
+    return do_item_alloc(key, nkey, flags, exptime, nbytes,
+                         KEY_ZONE_UNKNOWN);
 }
 
 /* A new version of old_it's key, allocated with old_it's item lock held:
@@ -705,8 +666,9 @@ item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
 static item *alloc_version(const item *old_it, client_flags_t flags,
                            rel_time_t exptime, int nbytes)
 {
+    enum key_zone zone = is_heap(old_it) ? KEY_ZONE_NOT_D : KEY_ZONE_D;
     return do_item_alloc(ITEM_key(old_it), old_it->nkey, flags, exptime,
-                         nbytes, is_heap(old_it) ? PLACE_POLICY : PLACE_D);
+                         nbytes, zone);
 }
 
 /* ---- link / unlink ---- */
@@ -776,8 +738,8 @@ static bool do_link_n(item *it, uint64_t hv, uint64_t off)
         return false;
     }
     heap_meta(it)->noff = off;
-    if (duallru) {
-        dlru_n_link(it->slabs_clsid, off, DLRU_HOT);
+    if (active_policy->n_linked != NULL) {
+        active_policy->n_linked(it->slabs_clsid, off, false);
     }
     account_item(it->slabs_clsid, ITEM_ntotal(it), true, true);
     ctr_add(&total_items, 1);
@@ -829,8 +791,8 @@ static void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
                              size_t ntotal)
 {
     tier_reassign_note(clsid, (int)hd_n_counter(*locp), -1);
-    if (duallru) {
-        dlru_n_unlink(clsid, hd_n_offset(*locp));
+    if (active_policy->n_unlinked != NULL) {
+        active_policy->n_unlinked(clsid, hd_n_offset(*locp));
     }
     assoc_delete_loc(locp, hv);
     account_item(clsid, ntotal, true, false);
@@ -1141,8 +1103,8 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     d->counter = (uint16_t)hd_n_counter(*locp);
     d->epoch = (uint8_t)hd_n_epoch(*locp);
     *locp = hd_loc_from_item(d);
-    if (duallru) {
-        dlru_n_unlink(id, off);
+    if (active_policy->n_unlinked != NULL) {
+        active_policy->n_unlinked(id, off);
     }
     slabs_tier_free(off);
     heap_meta(snap)->noff = HEAP_NO_OFF;
@@ -1243,10 +1205,10 @@ static inline void do_item_bump(item *it)
 {
     if ((it->it_flags & ITEM_FETCHED) == 0) {
         it->it_flags |= ITEM_FETCHED;
-    } else if (__builtin_expect(duallru, 0)
+    } else if (__builtin_expect(active_policy->d_activated != NULL, 0)
             && (it->it_flags & ITEM_ACTIVE) == 0) {
         it->it_flags |= ITEM_ACTIVE;
-        dlru_d_activated(it);
+        active_policy->d_activated(it);
     } else {
         it->it_flags |= ITEM_ACTIVE;
     }
@@ -1270,13 +1232,14 @@ void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
     }
     /* the header time is the snapshot's last access minus the delta */
     rel_time_t base = it->time - hd_n_atime(*locp);
-    bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
+    bool rehit = policy_sees_rehit(*locp);
     it->it_flags |= ITEM_FETCHED;
     if (n_bump(locp, base, it->slabs_clsid)) {
         promote_after_hit(locp, hv, it);
     }
-    if (refd) {
-        dlru_n_ref(it->slabs_clsid, heap_meta(it)->noff, DLRU_FLAGS_UNKNOWN);
+    if (rehit) {
+        active_policy->n_rehit(it->slabs_clsid, heap_meta(it)->noff,
+                               TIER_LRU_UNKNOWN);
     }
 }
 
@@ -1343,11 +1306,10 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         return NULL;
     }
     migrate_count_request(t, h->clsid, false);
-    bool refd = duallru && do_update
-        && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
+    bool rehit = do_update && policy_sees_rehit(*locp);
     bool hot = do_update && n_bump(locp, h->time, h->clsid);
-    if (refd) {
-        dlru_n_ref(h->clsid, p->off, h->lru);
+    if (rehit) {
+        active_policy->n_rehit(h->clsid, p->off, h->lru);
     }
     snapshot_fill(snap, p, *locp);
     if (hot) {
@@ -1532,11 +1494,11 @@ static void count_use(item *old_it, uint64_t hv)
     uint64_t *locp = heap_meta(old_it)->noff == HEAP_NO_OFF ? NULL
         : assoc_find_noff(hv, heap_meta(old_it)->noff);
     if (locp != NULL) {
-        bool refd = duallru && (hd_n_flags(*locp) & ITEM_FETCHED) != 0;
+        bool rehit = policy_sees_rehit(*locp);
         n_bump(locp, old_it->time - hd_n_atime(*locp), old_it->slabs_clsid);
-        if (refd) {
-            dlru_n_ref(old_it->slabs_clsid, heap_meta(old_it)->noff,
-                       DLRU_FLAGS_UNKNOWN);
+        if (rehit) {
+            active_policy->n_rehit(old_it->slabs_clsid,
+                                   heap_meta(old_it)->noff, TIER_LRU_UNKNOWN);
         }
     }
 }
@@ -2190,34 +2152,35 @@ static const struct clock_nvm_ops clock_ops = {
     .header_bytes = clock_header_bytes,
 };
 
-/* ---- the Dual-LRU's side (items_duallru.h) ---- */
+/* ---- what the engine offers the policies (tier_policy.h) ---- */
 
-static bool dlru_d_is_dead(item *it)
+static bool engine_d_is_dead(item *it)
 {
     return item_is_dead(it);
 }
 
-static void dlru_d_reclaim(item *it, uint64_t hv)
+static void engine_d_reclaim(item *it, uint64_t hv)
 {
     count_victim(it, true);
     do_item_unlink(it, hv);
 }
 
-static bool dlru_demote(item *it, uint64_t hv)
+static bool engine_demote(item *it, uint64_t hv)
 {
     return demote(it, hv, settings.evict_to_free != 0);
 }
 
-/* The migration step of Move to D: the N item at off, if it is still
- * there, into the D-zone's HOT head by the engine's promotion (d_chunk
- * may demote D's COLD tail for it). */
-static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
+/* A policy's own promotion (duallru's Move to D): the N item at off, if it
+ * is still there and still_wanted, into D by the engine's promotion
+ * (d_chunk may demote a D victim for it); a dead one is reclaimed. */
+static enum tier_promote_result engine_promote_at(uint64_t hv, uint64_t off,
+        bool (*still_wanted)(unsigned int clsid, uint64_t off))
 {
-    enum dlru_promote_result r = DLRU_GONE;
+    enum tier_promote_result r = TIER_PROMOTE_GONE;
     unsigned int id = slabs_tier_clsid(off);
     item_lock(hv);
     uint64_t *locp = assoc_find_noff(hv, off);
-    if (locp != NULL && dlru_n_segment(id, off) == DLRU_MOVE) {
+    if (locp != NULL && still_wanted(id, off)) {
         struct nitem_probe p;
         /* the header's line(s); snapshot_make reads the rest */
         nitem_probe(off, 0, &p);
@@ -2231,9 +2194,9 @@ static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
                           settings.evict_to_free != 0);
             if (d != NULL) {
                 do_promote(locp, snap, d);
-                r = DLRU_PROMOTED;
+                r = TIER_PROMOTE_DONE;
             } else {
-                r = DLRU_STUCK;
+                r = TIER_PROMOTE_STUCK;
             }
             item_remove(snap);
         }
@@ -2242,13 +2205,15 @@ static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
     return r;
 }
 
-static const struct dlru_ops dlru_engine_ops = {
+static const struct tier_engine policy_engine = {
     .n_is_dead = clock_is_dead,
     .n_unlink = clock_unlink,
-    .d_is_dead = dlru_d_is_dead,
-    .d_reclaim = dlru_d_reclaim,
-    .demote = dlru_demote,
-    .promote = dlru_promote,
+    .d_is_dead = engine_d_is_dead,
+    .d_reclaim = engine_d_reclaim,
+    .demote = engine_demote,
+    .promote_at = engine_promote_at,
+    .key_in_dram = key_in_dram,
+    .free_d_chunk = free_d_chunk,
 };
 
 static const struct migrate_engine tier_engine = {
@@ -2278,8 +2243,8 @@ static void *tier_thread(void *arg)
     while (!tier_thr.stop) {
         pthread_mutex_unlock(&tier_thr.lock);
         unsigned int promoted = migrate_tick();
-        if (duallru) {
-            promoted += dlru_tick();
+        if (active_policy->tick != NULL) {
+            promoted += active_policy->tick();
         }
         tier_reassign_tick();
         long ns = promoted > 0 ? TIER_TICK_BUSY_NS : TIER_TICK_IDLE_NS;
@@ -2351,7 +2316,7 @@ void storage_init(void)
     atomic_store(&cas_id, 0);
     slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
     tiering = false;
-    duallru = false;
+    active_policy = &policy_dram;
     if (tier_enabled()) {
         slabs_tier_init();
         tiering = slabs_tier_active();
@@ -2362,10 +2327,8 @@ void storage_init(void)
     if (tiering) {
         migrate_init(slabs_largest_clsid());
         clock_nvm_init(&clock_ops);
-        duallru = settings.tier_policy == TIER_POLICY_DUALLRU;
-        if (duallru) {
-            dlru_init(&dlru_engine_ops);
-        }
+        active_policy = tier_policy_of(settings.tier_policy);
+        tier_policy_init(active_policy, &policy_engine);
         if (tier_reassign_init(&reassign_engine) != 0) {
             fprintf(stderr, "tier_reassign: out of memory for the counter "
                     "histograms; DRAM pages will not be reassigned\n");

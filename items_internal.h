@@ -7,6 +7,7 @@
 #define ITEMS_INTERNAL_H
 
 #include "memcached.h"
+#include "tier_policy.h"
 
 typedef _Atomic uint64_t counter_t;
 
@@ -40,8 +41,8 @@ extern counter_t total_items;
 /* True when the N-zone is in use (tier_enabled() and a zone was carved);
  * set once by storage_init. */
 extern bool tiering;
-/* tiering with tier_policy=duallru; set once by storage_init */
-extern bool duallru;
+/* the tier policy; set once by storage_init (items.c) */
+extern const struct tier_policy_ops *active_policy;
 
 static inline void ctr_add(counter_t *c, uint64_t n)
 {

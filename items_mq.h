@@ -114,4 +114,9 @@ struct mq_class_stats {
 void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out);
 void mq_reset_class_stats(void);
 
+/* memcached's hot/warm/cold view of the MQ queues (`stats items`): queue
+ * 0 is cold (the next victims), queues 1-3 warm, 4 and up hot. */
+#define MQ_WARM_FIRST 1
+#define MQ_HOT_FIRST 4
+
 #endif

@@ -13,7 +13,6 @@
 #include "clock_nvm.h"
 #include "crawler.h"
 #include "hash_desc.h"
-#include "items_duallru.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slabs.h"
@@ -118,11 +117,8 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     STAT_U64("lru_bumps_dropped", 0);
 }
 
-/* memcached's hot/warm/cold view of the MQ queues: queue 0 is cold (next
- * victims), queues 1-3 warm, 4 and up hot.  Under duallru the queues are
- * the segments (Move to N counts as cold). */
-#define MQ_WARM_FIRST 1
-#define MQ_HOT_FIRST 4
+/* memcached's hot/warm/cold view of the D queues: below the policy's
+ * warm_first cold, below hot_first warm, the rest hot (items_mq.h). */
 
 struct queue_group {
     uint64_t count;
@@ -164,8 +160,8 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
     mq_get_class_stats(id, &ms);
     unsigned int q = mq_queues();
     uint64_t n_items = ctr_get(&cc->n_items);
-    unsigned int warm_first = duallru ? DLRU_WARM : MQ_WARM_FIRST;
-    unsigned int hot_first = duallru ? DLRU_HOT : MQ_HOT_FIRST;
+    unsigned int warm_first = active_policy->warm_first;
+    unsigned int hot_first = active_policy->hot_first;
     group_queues(&ms, hot_first < q ? hot_first : q, q, &hot);
     group_queues(&ms, warm_first < q ? warm_first : q,
                  hot_first < q ? hot_first : q, &warm);
@@ -251,7 +247,9 @@ void item_stats_reset(void)
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
-    dlru_reset_stats();
+    if (active_policy->stats_reset != NULL) {
+        active_policy->stats_reset();
+    }
     crawler_reset_stats();
     tier_stats_reset();
 }
@@ -359,15 +357,8 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("n_fallbacks", tot.n_fallbacks);
     STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
     STAT_U64("inflight_refused", tot.inflight_refused);
-    if (duallru) {
-        struct dlru_stats ds;
-        dlru_get_stats(&ds);
-        STAT_U64("move_to_n_len", ds.move_to_n_len);
-        STAT_U64("move_to_d_len", ds.move_to_d_len);
-        STAT_U64("dlru_segment_moves", ds.segment_moves);
-        STAT_U64("dlru_to_move_n", ds.to_move_n);
-        STAT_U64("dlru_to_move_d", ds.to_move_d);
-        STAT_U64("dlru_busy", ds.busy);
+    if (active_policy->stats != NULL) {
+        active_policy->stats(add_stats, c);
     }
     STAT_U64("nvm_lines_read", lines_read);
     STAT_U64("nvm_lines_written", lines_written);
@@ -399,21 +390,6 @@ static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
     char key[64];
     snprintf(key, sizeof(key), "%u:%s", id, name);
     append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
-}
-
-/* tier_policy=duallru: each zone's segment sizes */
-static void dlru_class_stats(ADD_STAT add_stats, void *c, unsigned int id)
-{
-    struct dlru_class_stats ds;
-    dlru_get_class_stats(id, &ds);
-    tier_class_stat(add_stats, c, id, "d_hot", ds.d_seg[DLRU_HOT]);
-    tier_class_stat(add_stats, c, id, "d_warm", ds.d_seg[DLRU_WARM]);
-    tier_class_stat(add_stats, c, id, "d_cold", ds.d_seg[DLRU_COLD]);
-    tier_class_stat(add_stats, c, id, "d_move_to_n", ds.d_seg[DLRU_MOVE]);
-    tier_class_stat(add_stats, c, id, "n_hot", ds.n_seg[DLRU_HOT]);
-    tier_class_stat(add_stats, c, id, "n_warm", ds.n_seg[DLRU_WARM]);
-    tier_class_stat(add_stats, c, id, "n_cold", ds.n_seg[DLRU_COLD]);
-    tier_class_stat(add_stats, c, id, "n_move_to_d", ds.n_seg[DLRU_MOVE]);
 }
 
 void tier_stats_classes(ADD_STAT add_stats, void *c)
@@ -459,8 +435,8 @@ void tier_stats_classes(ADD_STAT add_stats, void *c)
                         ctr_get(&cc->d_evictions));
         tier_class_stat(add_stats, c, id, "n_evictions",
                         ctr_get(&cc->n_evictions));
-        if (duallru) {
-            dlru_class_stats(add_stats, c, id);
+        if (active_policy->class_stats != NULL) {
+            active_policy->class_stats(add_stats, c, id);
         }
         tier_class_stat(add_stats, c, id, "nvm_lines_read", lines_read[id]);
         tier_class_stat(add_stats, c, id, "nvm_lines_written",

@@ -103,10 +103,12 @@ static char *make_value(size_t n, char seed)
     return v;
 }
 
-/* Start a fresh engine: D limit dram bytes, N-zone nvm bytes. */
-static void engine_start(size_t dram, size_t nvm)
+/* Start a fresh engine: D limit dram bytes, N-zone nvm bytes, the tier
+ * policy chosen once, as the server does. */
+static void engine_start(size_t dram, size_t nvm, enum tier_policy policy)
 {
     unit_settings_defaults();
+    settings.tier_policy = policy;
     settings.maxbytes = dram;
     settings.tier_promote_async = false;
     unit_nvm_open(nvm);
@@ -127,8 +129,7 @@ static void engine_stop(void)
 
 static void test_get_lines(void)
 {
-    engine_start(4 << 20, 16 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 16 << 20, TIER_POLICY_NVM);
     static const size_t sizes[] = { 1, 10, 23, 24, 63, 64, 100, 500, 1000,
                                     4000, 9000, 100000 };
     unsigned int exact = 0, nowrite = 0, intact = 0, n_zone = 0;
@@ -182,9 +183,14 @@ static void test_get_lines(void)
        "stats tier: n_items %u, d_items 0", n);
     ok(tier_stat("n_hits") == 0,
        "hits without a worker thread are not counted as client requests");
+    engine_stop();
 
-    /* dram_first: a new key goes to D while its class has room */
-    settings.tier_policy = TIER_POLICY_HMCACHED;
+    /* hmcached, dram_first: a new key goes to D while its class has room */
+    engine_start(4 << 20, 16 << 20, TIER_POLICY_HMCACHED);
+    settings.tier_placement = TIER_PLACE_NVM;
+    put("lines:10:1", "in N", 0, 0);
+    n = (unsigned int)tier_stat("n_items");
+    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
     put("fresh", "in dram", 0, 0);
     ok(zone_of("fresh", NULL) == 'D', "dram_first places a new key in D");
     /* a new version of an N key also goes to D while there is room */
@@ -200,8 +206,7 @@ static void test_get_lines(void)
 
 static void test_write_through(void)
 {
-    engine_start(4 << 20, 16 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 16 << 20, TIER_POLICY_NVM);
     put("wt", "12345", 9, 0);
     uint64_t off;
     ok(zone_of("wt", &off) == 'N', "wt stored in N");
@@ -245,7 +250,7 @@ static void test_write_through(void)
 
 static void test_demotion(void)
 {
-    engine_start(1 << 20, 16 << 20);
+    engine_start(1 << 20, 16 << 20, TIER_POLICY_HMCACHED);
     char *val = make_value(900, 1);
     /* fill the class's one D page; later keys land in N (dram_first) */
     unsigned int n = 0;
@@ -287,10 +292,10 @@ static void test_demotion(void)
 
 static void test_promotion(void)
 {
-    engine_start(4 << 20, 16 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 16 << 20, TIER_POLICY_HMCACHED);
+    settings.tier_placement = TIER_PLACE_NVM;
     put("hot", "warm value", 3, 0);
-    settings.tier_policy = TIER_POLICY_HMCACHED;
+    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
     ok(zone_of("hot", NULL) == 'N', "hot starts in N (counter 1 from SET)");
     uint32_t threshold = migrate_threshold(slabs_clsid(
         sizeof(item) + 3 + 1 + 12));
@@ -332,8 +337,7 @@ static void pick_keys(char keys[][32], unsigned int n, const char *prefix)
 static void test_clock(void)
 {
     /* one N page: the largest class's chunks, a handful per page */
-    engine_start(4 << 20, 1 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 1 << 20, TIER_POLICY_NVM);
     unsigned int id = POWER_SMALLEST;
     while (slabs_chunks_per_page(id) > 8) {
         id++;
@@ -412,8 +416,7 @@ static uint64_t capture_u64(void (*list)(ADD_STAT, void *), const char *name)
  * chunk, keys[0]. */
 static char *race_setup(char keys[][32], unsigned int *id, unsigned int *per)
 {
-    engine_start(4 << 20, 1 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 1 << 20, TIER_POLICY_NVM);
     *id = POWER_SMALLEST;
     while (slabs_chunks_per_page(*id) > 8) {
         (*id)++;
@@ -509,8 +512,7 @@ static void test_clock_reuse_race(void)
 
 static void test_fallback(void)
 {
-    engine_start(4 << 20, 1 << 20);
-    settings.tier_policy = TIER_POLICY_NVM;
+    engine_start(4 << 20, 1 << 20, TIER_POLICY_NVM);
     put("a", "small", 0, 0);               /* takes the only N page */
     char *big = make_value(50000, 2);       /* another class: no N page */
     ok(put("b", big, 0, 0) == STORED && zone_of("b", NULL) == 'D'

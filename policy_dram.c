@@ -1,0 +1,21 @@
+/*
+ * policy_dram.c: tier_policy=dram, and the engine without an N-zone
+ * (doc/tiering.md "Policies"): memcached's single tier.  The engine never
+ * asks it about the N-zone (there is none), so it decides nothing.
+ */
+#include "tier_policy.h"
+
+#include "items_mq.h"
+
+static bool never(const struct placement_query *q, item **chunk)
+{
+    return false;
+}
+
+const struct tier_policy_ops policy_dram = {
+    .name = "dram",
+    .demotes = false,
+    .places_in_nvm = never,
+    .warm_first = MQ_WARM_FIRST,
+    .hot_first = MQ_HOT_FIRST,
+};

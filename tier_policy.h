@@ -1,0 +1,136 @@
+/*
+ * tier_policy.h: the interface between the tiered storage engine (items.c)
+ * and the tier policies (doc/tiering.md "Policies").
+ *
+ * A policy is a struct of operations chosen once at start-up from the
+ * registry (tier_policy.c) by `-o tier_policy=`; the engine calls it and
+ * never asks which policy runs.  One file per policy implements it:
+ * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
+ * policy_duallru.c, and policy_dram.c (no tier: the engine runs without an
+ * N-zone).  Adding a policy is one new file plus one line in the registry
+ * (and its name in the tier_policy option's list).
+ *
+ * What a policy decides:
+ *   - placement: whether a new version of a key goes to the N-zone;
+ *   - promotion: whether an N item that was just hit should move to D;
+ *   - demotion: whether D victims (MQ tails, page moves) move to N or
+ *     leave the cache;
+ *   - N-zone reclaim: how a full N class frees a chunk (CLOCK, or an LRU);
+ *   - hooks on N link/unlink/re-hit and on a D item's second hit, a tick
+ *     of background work on the tier thread, and stats lines.
+ * Optional operations are NULL when a policy has nothing to do there; the
+ * engine tests for NULL (a predictable branch, cheaper than a call).
+ *
+ * Locks: the hooks are called with the item lock of the item concerned
+ * held (items.c's rules); tick runs on the tier thread with no lock held;
+ * stats callbacks with none.
+ */
+#ifndef TIER_POLICY_H
+#define TIER_POLICY_H
+
+#include "memcached.h"
+#include "slabs_tier.h"
+
+/* Where the engine stands when it asks for a new version's zone. */
+enum key_zone {
+    KEY_ZONE_UNKNOWN,            /* a new store: the key may be anywhere */
+    KEY_ZONE_D,                  /* the key's current version is in D */
+    KEY_ZONE_NOT_D               /* it is in N, or nowhere */
+};
+
+struct placement_query {
+    const char *key;
+    size_t nkey;
+    unsigned int clsid;
+    size_t ntotal;
+    enum key_zone zone;
+};
+
+enum tier_promote_result {
+    TIER_PROMOTE_GONE,           /* no longer there (or no longer wanted) */
+    TIER_PROMOTE_DONE,
+    TIER_PROMOTE_STUCK           /* D had no room */
+};
+
+/* What the engine offers the policies (items.c). */
+struct tier_engine {
+    bool (*n_is_dead)(const nitem_hdr *h, uint64_t loc);
+    /* unlink the N item of *locp (its item lock held), counting it as
+     * reclaimed (dead) or evicted; its chunk is left to the caller */
+    void (*n_unlink)(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
+                     bool dead);
+    bool (*d_is_dead)(item *it);
+    void (*d_reclaim)(item *it, uint64_t hv);
+    /* move a pinned, locked D victim to the N-zone */
+    bool (*demote)(item *it, uint64_t hv);
+    /* move the N item at off (hash hv) into D if it is still there and
+     * still_wanted(clsid, off) says so (called under its item lock) */
+    enum tier_promote_result (*promote_at)(uint64_t hv, uint64_t off,
+            bool (*still_wanted)(unsigned int clsid, uint64_t off));
+    /* is the key's current version in D (takes its item lock) */
+    bool (*key_in_dram)(const char *key, size_t nkey);
+    /* a free D chunk for q (no eviction), or NULL */
+    item *(*free_d_chunk)(const struct placement_query *q);
+};
+
+#define TIER_LRU_UNKNOWN UINT32_MAX
+
+struct tier_policy_ops {
+    const char *name;
+    /* D victims move to the N-zone rather than leave the cache */
+    bool demotes;
+    /* the zone of a new version: true for N.  May take a free D chunk for
+     * it (*chunk) when it decides for D. */
+    bool (*places_in_nvm)(const struct placement_query *q, item **chunk);
+    /* should the N item of class clsid, whose counter just became
+     * counter, move to D?  NULL: never. */
+    bool (*wants_promotion)(unsigned int clsid, uint32_t counter);
+    /* free an N chunk of class clsid, evicting only when may_evict */
+    bool (*n_reclaim)(unsigned int clsid, bool may_evict, uint64_t *off);
+    /* an N item was linked at off: stored (demoted false) or demoted */
+    void (*n_linked)(unsigned int clsid, uint64_t off, bool demoted);
+    void (*n_unlinked)(unsigned int clsid, uint64_t off);
+    /* an N item already fetched before was hit again; lru is its
+     * header's policy bits when the caller read them, else
+     * TIER_LRU_UNKNOWN */
+    void (*n_rehit)(unsigned int clsid, uint64_t off, uint32_t lru);
+    /* a D item already fetched before was hit again */
+    void (*d_activated)(item *it);
+    /* start-up, once the zones and the index exist */
+    void (*init)(const struct tier_engine *engine);
+    /* background work on the tier thread; returns how much it did */
+    unsigned int (*tick)(void);
+    /* `stats tier` lines, `stats tier classes` lines of class id, and
+     * their reset */
+    void (*stats)(ADD_STAT add_stats, void *c);
+    void (*class_stats)(ADD_STAT add_stats, void *c, unsigned int id);
+    void (*stats_reset)(void);
+    /* `stats items`: the first queue counted as warm, and as hot */
+    unsigned int warm_first;
+    unsigned int hot_first;
+};
+
+/* The policy of settings.tier_policy (tier_policy.c). */
+const struct tier_policy_ops *tier_policy_of(enum tier_policy p);
+
+/* Placement rules more than one policy uses (tier_policy.c). */
+/* The key's zone if it is in D, else tier_placement: nvm -> N,
+ * dram_first -> D while a free D chunk is there (taken), else N. */
+bool tier_place_by_key_zone(const struct placement_query *q, item **chunk);
+/* tier_placement=nvm -> N, else D. */
+bool tier_place_by_option(const struct placement_query *q, item **chunk);
+
+/* The engine the policies were given (set by tier_policy_init). */
+extern const struct tier_engine *tier_engine_ops;
+void tier_policy_init(const struct tier_policy_ops *p,
+                      const struct tier_engine *engine);
+
+/* The policies (one file each). */
+extern const struct tier_policy_ops policy_hmcached;
+extern const struct tier_policy_ops policy_uni;
+extern const struct tier_policy_ops policy_tlc;
+extern const struct tier_policy_ops policy_dram;
+extern const struct tier_policy_ops policy_nvm;
+extern const struct tier_policy_ops policy_duallru;
+
+#endif
