@@ -1,6 +1,7 @@
 /*
  * clock_nvm.c: CLOCK replacement of the N-zone (HMCached section 3.4,
- * "Clock Based Object Replacement for the N-zone"; DESIGN section 5).
+ * "Clock Based Object Replacement for the N-zone"; doc/tiering.md
+ * "Replacement").
  *
  * Owns one hand per slab class (a position: zone page, chunk in page) and
  * the sweep counters.  The reference bits live in the index's location

@@ -1,6 +1,6 @@
 /*
  * items.c: the item API of items.h, zone-agnostic, and the tiered storage
- * engine behind it (HMCached sections 3.1-3.4; DESIGN sections 2, 5, 7, 9).
+ * engine behind it (HMCached sections 3.1-3.4; doc/tiering.md).
  *
  * Owns: item allocation with eviction or demotion, reference counting,
  * linking into the index (hash_desc.c) and the replacement queues

@@ -1,6 +1,6 @@
 /*
  * items_duallru.c: Fogcached's Dual-LRU (Ozawa et al., IEICE Trans. Inf.
- * & Syst. 2021, sections 4.2.2, 4.3.1 and 4.3.2; DESIGN section 9),
+ * & Syst. 2021, sections 4.2.2, 4.3.1 and 4.3.2; doc/tiering.md "Dual-LRU"),
  * tier_policy=duallru.  The rules are in items_duallru.h.
  *
  * Owns:

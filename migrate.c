@@ -1,7 +1,7 @@
 /*
  * migrate.c: hotness bookkeeping for the two zones (HMCached, Jin et al.,
- * IEEE TPDS 2020, section 3.3 "Hotness-Aware Object Migration"; DESIGN
- * sections 6 and 7).
+ * IEEE TPDS 2020, section 3.3 "Hotness-Aware Object Migration"; doc/tiering.md
+ * "Hotness and migration").
  *
  * Owns:
  *   - the access-counter arithmetic: saturating bump and the lazy form of

@@ -1,6 +1,6 @@
 /*
  * migrate.h: hotness, decay epochs, promotion queue and per-class
- * migration thresholds (HMCached section 3.3, DESIGN sections 6 and 7).
+ * migration thresholds (HMCached section 3.3, doc/tiering.md "Hotness and migration").
  *
  * migrate.c owns the arithmetic and the bookkeeping; the storage engine
  * (items.c, slabs_tier.c, clock_nvm.c) owns the items and calls in here on

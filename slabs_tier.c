@@ -1,7 +1,8 @@
 /*
  * slabs_tier.c: the N-zone pages of the slab classes, their chunks, and
  * the reads and writes of whole N items (HMCached section 3.1: "each slab
- * class is composed of both DRAM and NVM"; DESIGN sections 3 and 4).
+ * class is composed of both DRAM and NVM"; doc/tiering.md "Slab classes
+ * in two zones" and "N items in NVM").
  *
  * Owns: the page table of the N-zone (which class owns each page), one
  * DRAM bitmap of used chunks per page, per class a stack of its pages that

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # tier_basic.t: the tiered engine's basic life cycle over the wire
-# (DESIGN.md sections 2, 5-7, 11).  With a tiny D-zone (-m 2 -I 64k) and a
+# (doc/tiering.md).  With a tiny D-zone (-m 2 -I 64k) and a
 # larger N-zone, filling the cache puts the overflow in the N-zone (d_items
 # and n_items move; with the default tier_placement=dram_first new keys go
 # to N once D has no free chunk); every stored key that was not evicted reads

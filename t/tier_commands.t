@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # tier_commands.t: every command behaves the same whichever zone holds the
-# key (DESIGN.md section 2, invariant 2: zone-agnostic protocol).  The same
+# key (doc/tiering.md "Stores": the protocol is zone-agnostic).  The same
 # request scripts run, in lock step, against
 #   plain   - no N-zone (plain memcached behaviour, the reference)
 #   dram    - an N-zone with tier_policy=dram (keys in D)

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# tier_full.t: a full cache (DESIGN.md sections 5 and 11).  When both
+# tier_full.t: a full cache (doc/tiering.md "Replacement", "Stats").  When both
 # zones are full the N-zone evicts: n_evictions rise, evictions =
 # d_evictions + n_evictions, curr_items + evictions = keys stored, the
 # newest keys are all there, every hit is exact and the server keeps

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
-# tier_lines.t: the N-zone line counters (DESIGN.md section 8, invariant 3;
-# doc/nvm.md "Accessors and accounting") are exact for known sequences.
+# tier_lines.t: the N-zone line counters (doc/tiering.md "Reading an N
+# item"; doc/nvm.md "Accessors and accounting") are exact for known sequences.
 # With tier_policy=nvm every item lives in the N-zone: an idle server
 # counts nothing; a SET of a new key (into a class that already has an N
 # page) writes L lines and reads none; a GET hit reads L' lines and writes

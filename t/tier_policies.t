@@ -1,6 +1,6 @@
 #!/usr/bin/perl
-# tier_policies.t: each tier_policy does what its name says (DESIGN.md
-# section 9, doc/tiering.md "Policies" and "Hotness and migration"), with
+# tier_policies.t: each tier_policy does what its name says
+# (doc/tiering.md "Policies" and "Hotness and migration"), with
 # a 2 MB D-zone, an 8 MB N-zone and 8000-byte values:
 #   dram     - the N-zone is never used (n_items 0, no N hit, no demotion)
 #   nvm      - every item in N (d_items 0, no D hit, no promotion even for

@@ -1,6 +1,5 @@
 #!/usr/bin/perl
-# tier_startup.t: start-up of the tier options (DESIGN.md section 3,
-# doc/nvm.md, doc/tiering.md).  Every fault (missing, unwritable or
+# tier_startup.t: start-up of the tier options (doc/nvm.md, doc/tiering.md).  Every fault (missing, unwritable or
 # directory nvm_path, nvm_size beyond the file system, a NUMA node that does
 # not exist, nvm_node=auto without a CPU-less node, nvm_path with nvm_node,
 # nvm_path without nvm_size, tier_policy=nvm without an N-zone, a file in

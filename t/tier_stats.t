@@ -1,6 +1,5 @@
 #!/usr/bin/perl
-# tier_stats.t: the tier statistics (DESIGN.md section 11, doc/tiering.md
-# "Stats").  `stats tier` has every documented name, also without an
+# tier_stats.t: the tier statistics (doc/tiering.md "Stats").  `stats tier` has every documented name, also without an
 # N-zone (the policy, and zeros for everything N); the per-class lines of
 # `stats tier classes` exist for every class in use and add up to the
 # totals; zone usage is whole pages; `stats settings` shows every tier
