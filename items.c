@@ -121,11 +121,14 @@ static unsigned int sizes_nbuckets;
 
 struct heap_meta {
     uint64_t noff;               /* N offset of its version; HEAP_NO_OFF */
-    uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
-    uint32_t pad_;
     /* a snapshot a reply holds: the worker's in-flight gauge it is
      * charged to (released with it); NULL for the engine's own copies */
     _Atomic uint64_t *inflight;
+    uint32_t charged;            /* bytes charged to *inflight */
+    uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
+    /* a snapshot of header and key only, for commands that never read the
+     * value (its nbytes still tells the value's length) */
+    bool header_only;
 };
 #define HEAP_NO_OFF UINT64_MAX
 
@@ -155,6 +158,8 @@ static item *heap_alloc(size_t ntotal)
     m->noff = HEAP_NO_OFF;
     m->reader = 0;
     m->inflight = NULL;
+    m->charged = 0;
+    m->header_only = false;
     return (item *)(m + 1);
 }
 
@@ -191,7 +196,7 @@ static void item_free(item *it)
                                       memory_order_relaxed);
         }
         if (m->inflight != NULL) {
-            atomic_fetch_sub_explicit(m->inflight, ITEM_ntotal(it),
+            atomic_fetch_sub_explicit(m->inflight, m->charged,
                                       memory_order_relaxed);
         }
         free(m);
@@ -820,14 +825,16 @@ static void do_unlink_d(item *it, uint64_t hv)
  * identity while linked; otherwise a version is known by its cas, which
  * every stored version has, unique, even under -C (memcached.h), and which
  * migrations carry.  An N offset alone is no identity: once the lock has
- * been dropped its chunk may hold a newer version of the same key. */
+ * been dropped its chunk may hold a newer version of the same key, so the
+ * offset is confirmed by the cas in its header (one line) unless the
+ * caller has held the item lock since it looked `it` up (same_hold). */
 enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
 
-/* cas_of_n reads only the header bytes up to and including cas. */
+/* find_version reads only the header bytes up to and including cas. */
 #define NITEM_CAS_BYTES (offsetof(nitem_hdr, cas) + sizeof(uint64_t))
 
-static enum version_zone find_version(item *it, uint64_t hv, item **d,
-                                      uint64_t **locp)
+static enum version_zone find_version(item *it, uint64_t hv, bool same_hold,
+                                      item **d, uint64_t **locp)
 {
     if (!is_heap(it) && (it->it_flags & ITEM_LINKED)) {
         *d = it;
@@ -836,6 +843,9 @@ static enum version_zone find_version(item *it, uint64_t hv, item **d,
     if (is_heap(it) && heap_meta(it)->noff != HEAP_NO_OFF) {
         uint64_t off = heap_meta(it)->noff;
         *locp = assoc_find_noff(hv, off);
+        if (*locp != NULL && same_hold) {
+            return VERSION_N;        /* nobody could have changed it */
+        }
         if (*locp != NULL) {
             nitem_hdr h;
             nitem_read_header(off, &h, NITEM_CAS_BYTES);
@@ -869,7 +879,7 @@ void do_item_unlink(item *it, uint64_t hv)
     }
     item *d;
     uint64_t *locp;
-    switch (find_version(it, hv, &d, &locp)) {
+    switch (find_version(it, hv, true, &d, &locp)) {
     case VERSION_D:
         do_unlink_d(d, hv);
         break;
@@ -897,7 +907,7 @@ static bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
     uint64_t *locp;
     if (!is_heap(old_it) || !is_heap(new_it)
             || old_it->slabs_clsid != new_it->slabs_clsid
-            || find_version(old_it, hv, &d, &locp) != VERSION_N) {
+            || find_version(old_it, hv, true, &d, &locp) != VERSION_N) {
         return false;
     }
     tgt->noff = hd_n_offset(*locp);
@@ -928,7 +938,8 @@ static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
 
 /* ---- metadata setters (items.h) ---- */
 
-void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
+static void set_exptime(item *it, uint64_t hv, bool same_hold,
+                        rel_time_t exptime)
 {
     store_exptime(it, exptime);
     if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
@@ -936,7 +947,7 @@ void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
     }
     item *d;
     uint64_t *locp;
-    switch (find_version(it, hv, &d, &locp)) {
+    switch (find_version(it, hv, same_hold, &d, &locp)) {
     case VERSION_D:
         store_exptime(d, exptime);
         break;
@@ -948,6 +959,11 @@ void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
     }
 }
 
+void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
+{
+    set_exptime(it, hv, false, exptime);
+}
+
 void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
 {
     it->it_flags = (uint16_t)((it->it_flags | set) & ~clear);
@@ -956,7 +972,7 @@ void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
     }
     item *d;
     uint64_t *locp;
-    switch (find_version(it, hv, &d, &locp)) {
+    switch (find_version(it, hv, false, &d, &locp)) {
     case VERSION_D:
         d->it_flags = (uint16_t)((d->it_flags | set) & ~clear);
         break;
@@ -989,7 +1005,7 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
     uint64_t *locp;
     /* find the version by the cas it had */
     it->cas = old;
-    enum version_zone z = find_version(it, hv, &d, &locp);
+    enum version_zone z = find_version(it, hv, false, &d, &locp);
     it->cas = cas;
     switch (z) {
     case VERSION_D:
@@ -1042,12 +1058,15 @@ static item *snapshot_alloc(size_t ntotal, _Atomic uint64_t *inflight)
     if (it != NULL && inflight != NULL) {
         atomic_fetch_add_explicit(inflight, ntotal, memory_order_relaxed);
         heap_meta(it)->inflight = inflight;
+        heap_meta(it)->charged = (uint32_t)ntotal;
     }
     return it;
 }
 
 /* Fill the snapshot it with the N item probed at *locp, whose location
- * word is loc (item lock held). */
+ * word is loc (item lock held): the header's fields and the key, and the
+ * value unless it is a header-only snapshot (the probe holds the key, so
+ * that one reads no further line). */
 static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
 {
     const nitem_hdr *h = &p->u.hdr;
@@ -1069,7 +1088,12 @@ static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
     it->nkey = h->nkey;
     it->mq_level = 0;
     it->epoch = (uint8_t)hd_n_epoch(loc);
-    nitem_read_body(p, ITEM_key(it));
+    if (heap_meta(it)->header_only) {
+        memcpy(ITEM_key(it), p->u.buf + sizeof(nitem_hdr), h->nkey);
+        ITEM_key(it)[h->nkey] = '\0';
+    } else {
+        nitem_read_body(p, ITEM_key(it));
+    }
 }
 
 /* A DRAM snapshot of the N item probed at *locp for the engine's own use
@@ -1119,7 +1143,8 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
  * (tier_promote=sync, into a free D chunk only) or queue it. */
 static void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap)
 {
-    if (!settings.tier_promote_async) {
+    /* a header-only snapshot has no value to promote from */
+    if (!settings.tier_promote_async && !heap_meta(snap)->header_only) {
         item *d = slabs_alloc(ITEM_ntotal(snap), snap->slabs_clsid);
         if (d != NULL) {
             do_promote(locp, snap, d);
@@ -1279,21 +1304,28 @@ static void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
     }
 }
 
+/* How a lookup's result will be used (do_item_get's `how`). */
+#define LOOKUP_BUMP        (1u << 0) /* count the access, bump the item */
+#define LOOKUP_FOR_REPLY   (1u << 1) /* a client's reply will hold it */
+#define LOOKUP_HEADER_ONLY (1u << 2) /* an N item's value is not needed */
+
 /* An N hit: check expiry, count, snapshot, maybe promote.  A snapshot
  * that cannot be made changes nothing and sets *status to
  * LOOKUP_NO_MEMORY. */
 static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
-                           uint64_t hv, LIBEVENT_THREAD *t, bool do_update,
-                           bool for_reply, enum item_lookup *status)
+                           uint64_t hv, LIBEVENT_THREAD *t, unsigned int how,
+                           enum item_lookup *status)
 {
     const nitem_hdr *h = &p->u.hdr;
-    size_t ntotal = item_make_ntotal(h->nkey, (int)h->nbytes);
+    bool header_only = (how & LOOKUP_HEADER_ONLY) != 0;
+    size_t ntotal = item_make_ntotal(h->nkey, header_only ? 0
+                                                          : (int)h->nbytes);
     if (n_is_dead(h, *locp)) {
         do_reap_dead_n(locp, p, hv, t);
         return NULL;
     }
     _Atomic uint64_t *charge = NULL;
-    if (for_reply && t != NULL) {
+    if ((how & LOOKUP_FOR_REPLY) && t != NULL) {
         if (!inflight_admits(t, ntotal)) {
             *status = LOOKUP_NO_MEMORY;
             return NULL;
@@ -1305,7 +1337,9 @@ static item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         *status = LOOKUP_NO_MEMORY;
         return NULL;
     }
+    heap_meta(snap)->header_only = header_only;
     migrate_count_request(t, h->clsid, false);
+    bool do_update = (how & LOOKUP_BUMP) != 0;
     bool rehit = do_update && policy_sees_rehit(*locp);
     bool hot = do_update && n_bump(locp, h->time, h->clsid);
     if (rehit) {
@@ -1336,12 +1370,14 @@ static bool refcount_take_for_reply(item *it)
     return true;
 }
 
-/* The lookup behind every item_get form and the engine's own: for_reply
- * when a client's reply will hold the result (the bounds above apply);
- * the engine's lookups (store, arithmetic, delete) release theirs within
- * the same hold of the item lock. */
+/* The lookup behind every item_get form and the engine's own (`how`:
+ * the LOOKUP_ flags above).  LOOKUP_FOR_REPLY when a client's reply will
+ * hold the result (the bounds above apply); the engine's lookups (store,
+ * arithmetic, delete) release theirs within the same hold of the item
+ * lock.  LOOKUP_HEADER_ONLY when the caller never reads the value: an N
+ * hit then reads no line past the probe. */
 static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
-                         LIBEVENT_THREAD *t, bool do_update, bool for_reply,
+                         LIBEVENT_THREAD *t, unsigned int how,
                          enum item_lookup *status)
 {
     *status = LOOKUP_MISS;
@@ -1353,11 +1389,10 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
         return NULL;
     }
     if (hd_loc_is_n(*locp)) {
-        return do_item_get_n(locp, &get_probe, hv, t, do_update, for_reply,
-                             status);
+        return do_item_get_n(locp, &get_probe, hv, t, how, status);
     }
     item *it = hd_loc_to_item(*locp);
-    if (for_reply) {
+    if (how & LOOKUP_FOR_REPLY) {
         if (!refcount_take_for_reply(it)) {
             return NULL;
         }
@@ -1386,7 +1421,7 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
     if (t != NULL) {
         STAT_INCR(t->stats.tier_d_hits[it->slabs_clsid]);
     }
-    if (do_update) {
+    if (how & LOOKUP_BUMP) {
         do_item_bump(it);
     }
     *status = LOOKUP_HIT;
@@ -1398,7 +1433,9 @@ item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t, do_update, true, status);
+    item *it = do_item_get(key, nkey, hv, t,
+                           LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
+                           status);
     item_unlock(hv);
     return it;
 }
@@ -1409,17 +1446,22 @@ item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
 {
     *hv = hash_key(key, nkey);
     item_lock(*hv);
-    return do_item_get(key, nkey, *hv, t, do_update, true, status);
+    return do_item_get(key, nkey, *hv, t,
+                       LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
+                       status);
 }
 
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t, enum item_lookup *status)
+                 LIBEVENT_THREAD *t, bool want_value,
+                 enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t, DO_UPDATE, true, status);
+    unsigned int how = LOOKUP_FOR_REPLY | LOOKUP_BUMP
+        | (want_value ? 0 : LOOKUP_HEADER_ONLY);
+    item *it = do_item_get(key, nkey, hv, t, how, status);
     if (it != NULL) {
-        do_item_set_exptime(it, hv, exptime);
+        set_exptime(it, hv, true, exptime);
     }
     item_unlock(hv);
     return it;
@@ -1556,9 +1598,11 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
         LIBEVENT_THREAD *t, uint64_t hv, uint64_t cas_in,
         uint64_t *cas_out, bool cas_stale)
 {
+    /* only append and prepend read the stored value */
+    bool joins = cmd == NREAD_APPEND || cmd == NREAD_PREPEND;
     enum item_lookup found;
-    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t, DONT_UPDATE,
-                               false, &found);
+    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t,
+                               joins ? 0 : LOOKUP_HEADER_ONLY, &found);
     item *stored_it = it;
     enum store_item_type ret;
 
@@ -1691,7 +1735,7 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
 {
     uint64_t value;
     enum item_lookup found;
-    item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE, false, &found);
+    item *it = do_item_get(key, nkey, hv, t, 0, &found);
     if (found == LOOKUP_NO_MEMORY) {
         return DELTA_EOM;
     }
@@ -1752,7 +1796,7 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
     if (locp == NULL || !hd_loc_is_n(*locp)) {
         /* a miss, or a D item: the ordinary lookup pins it, no copy */
         enum item_lookup found;
-        item *it = do_item_get(key, nkey, hv, t, DONT_UPDATE, false, &found);
+        item *it = do_item_get(key, nkey, hv, t, LOOKUP_HEADER_ONLY, &found);
         enum delete_result_type ret = DELETE_NOT_FOUND;
         if (it != NULL && cas_in != 0 && cas_in != ITEM_get_cas(it)) {
             ret = DELETE_CAS_MISMATCH;

@@ -107,9 +107,12 @@ item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
 item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
                       bool do_update, uint64_t *hv,
                       enum item_lookup *status);
-/* Lookup that also sets a new expiry time (touch, gat). */
+/* Lookup that also sets a new expiry time (touch, gat).  Without
+ * want_value an N item comes back without its value (touch): read its
+ * header fields only. */
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t, enum item_lookup *status);
+                 LIBEVENT_THREAD *t, bool want_value,
+                 enum item_lookup *status);
 #ifdef MEMCACHED_DEBUG
 /* debugfail: the next n copies of N-zone items fail as if malloc had
  * failed (debug build only; tests of the out-of-memory paths). */
@@ -141,7 +144,8 @@ enum delete_result_type item_delete(const char *key, size_t nkey,
                                     uint64_t cas_in, LIBEVENT_THREAD *t,
                                     unsigned int *clsid);
 /* Unlink a linked item (or the stored item a snapshot stands for); the
- * lock for its hash must be held. */
+ * lock for its hash must be held, and held since `it` was looked up (a
+ * snapshot's version is then known without re-reading it). */
 void do_item_unlink(item *it, uint64_t hv);
 
 /* Metadata setters: change it and the stored item it stands for (a D

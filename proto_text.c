@@ -337,7 +337,8 @@ static bool get_one_key(conn *c, const token_t *key, bool return_cas,
     enum item_lookup found;
 
     if (touch) {
-        it = item_touch(key->value, key->length, exptime, c->thread, &found);
+        it = item_touch(key->value, key->length, exptime, c->thread, true,
+                        &found);
     } else {
         it = item_get(key->value, key->length, c->thread, DO_UPDATE, &found);
     }
@@ -1529,7 +1530,7 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
         return;
     }
     it = item_touch(key, nkey, exptime_from_client(exptime_int), c->thread,
-                    &found);
+                    false, &found);
     if (found == LOOKUP_NO_MEMORY) {
         out_string(c, "SERVER_ERROR out of memory");
         return;

@@ -211,10 +211,10 @@ static void test_expiry_and_flush(void)
     current_time += 4;
     ok(value_is("f3", NULL) && value_is("f2", NULL),
        "then invalidates everything stored before it");
-    item *touched = item_touch("nope", 4, 0, t, &lookup);
+    item *touched = item_touch("nope", 4, 0, t, true, &lookup);
     ok(touched == NULL, "touch of a miss");
     put("tt", "1", NREAD_SET, 0);
-    touched = item_touch("tt", 2, current_time + 1, t, &lookup);
+    touched = item_touch("tt", 2, current_time + 1, t, true, &lookup);
     item_remove(touched);
     current_time += 1;
     ok(touched != NULL && value_is("tt", NULL), "touch sets a new expiry");

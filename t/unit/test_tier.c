@@ -211,7 +211,7 @@ static void test_write_through(void)
     uint64_t off;
     ok(zone_of("wt", &off) == 'N', "wt stored in N");
 
-    item *it = item_touch("wt", 2, current_time + 500, t, &lookup);
+    item *it = item_touch("wt", 2, current_time + 500, t, true, &lookup);
     item_remove(it);
     it = item_get("wt", 2, t, DONT_UPDATE, &lookup);
     ok(it != NULL && it->exptime == current_time + 500,
@@ -436,7 +436,7 @@ static char race_keys[16][32];
 static void touch_expired(void)
 {
     item_remove(item_touch(race_keys[0], strlen(race_keys[0]),
-                           current_time - 1, t, &lookup));
+                           current_time - 1, t, true, &lookup));
 }
 
 static void test_clock_touch_race(void)
