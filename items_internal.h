@@ -1,13 +1,25 @@
 /*
- * items_internal.h: what items.c shares with items_stats.c and nothing
- * else: the per-class counters (relaxed atomics, no lock), the totals and
- * the two start-up flags, all owned by items.c.
+ * items_internal.h: what the storage engine's files share and nothing
+ * else includes: items.c (the item API and memcached's semantics),
+ * items_d.c (the D-zone), items_n.c (the N-zone), items_tier.c (moves
+ * between zones and the tier thread), items_dump.c (dumps) and
+ * items_stats.c (the listings).  The per-class counters (relaxed atomics,
+ * no lock), the totals, the start-up state, the heap items' layout and
+ * the expiry rules, and the functions one of these files gives another.
+ * Every do_ function expects the item lock of the item concerned held.
  */
 #ifndef ITEMS_INTERNAL_H
 #define ITEMS_INTERNAL_H
 
 #include "memcached.h"
+#include "clock_nvm.h"
+#include "hash_desc.h"
+#include "migrate.h"
+#include "slabs_tier.h"
 #include "tier_policy.h"
+#include "tier_reassign.h"
+
+#include <stddef.h>
 
 typedef _Atomic uint64_t counter_t;
 
@@ -61,5 +73,230 @@ static inline uint64_t ctr_get(counter_t *c)
 
 /* items_stats.c: reset of the tier counters' baselines (stats reset) */
 void tier_stats_reset(void);
+
+/* access counters of D items saturate here */
+#define COUNTER_MAX UINT16_MAX
+
+/* ---- heap items: snapshots of N items and staging buffers ----
+ * A heap item is an item header + key + value in malloc'd memory, preceded
+ * by where its N version lives, so that metadata the protocol changes on
+ * it can be written through to the real item. */
+
+struct heap_meta {
+    uint64_t noff;               /* N offset of its version; HEAP_NO_OFF */
+    /* a snapshot a reply holds: the worker's in-flight gauge it is
+     * charged to (released with it); NULL for the engine's own copies */
+    _Atomic uint64_t *inflight;
+    uint32_t charged;            /* bytes charged to *inflight */
+    uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
+    /* a snapshot of header and key only, for commands that never read the
+     * value (its nbytes still tells the value's length) */
+    bool header_only;
+};
+#define HEAP_NO_OFF UINT64_MAX
+
+static inline struct heap_meta *heap_meta(item *it)
+{
+    return (struct heap_meta *)it - 1;
+}
+
+static inline bool is_heap(const item *it)
+{
+    return (it->it_flags & ITEM_HEAP) != 0;
+}
+
+/* ---- references ---- */
+
+static inline uint16_t refcount_incr(item *it)
+{
+    return atomic_fetch_add_explicit(&it->refcount, 1,
+                                     memory_order_acq_rel) + 1;
+}
+
+static inline uint16_t refcount_decr(item *it)
+{
+    return atomic_fetch_sub_explicit(&it->refcount, 1,
+                                     memory_order_acq_rel) - 1;
+}
+
+static inline uint16_t refcount_get(item *it)
+{
+    return atomic_load_explicit(&it->refcount, memory_order_acquire);
+}
+
+/* ---- time, expiry, flush, cas ---- */
+
+static inline rel_time_t load_exptime(const item *it)
+{
+    return __atomic_load_n(&it->exptime, __ATOMIC_RELAXED);
+}
+
+static inline void store_exptime(item *it, rel_time_t exptime)
+{
+    __atomic_store_n(&it->exptime, exptime, __ATOMIC_RELAXED);
+}
+
+static inline bool exptime_passed(rel_time_t exptime)
+{
+    return exptime != 0 && exptime <= current_time;
+}
+
+/* flush_all sets oldest_live (and, with cas, oldest_cas): once oldest_live
+ * has passed, items last stored/bumped at or before it are invalid, and so
+ * are items whose cas predates the flush (stored in the flush's second). */
+static inline bool flushed_at(rel_time_t time, uint64_t cas)
+{
+    rel_time_t oldest_live = __atomic_load_n(&settings.oldest_live,
+                                             __ATOMIC_RELAXED);
+    if (oldest_live == 0 || oldest_live > current_time) {
+        return false;
+    }
+    uint64_t oldest_cas = __atomic_load_n(&settings.oldest_cas,
+                                          __ATOMIC_RELAXED);
+    return time <= oldest_live
+        || (oldest_cas != 0 && cas != 0 && cas < oldest_cas);
+}
+
+static inline bool item_is_expired(const item *it)
+{
+    return exptime_passed(load_exptime(it));
+}
+
+static inline bool item_is_flushed(const item *it)
+{
+    return flushed_at(it->time, it->cas);
+}
+
+static inline bool item_is_dead(const item *it)
+{
+    return item_is_expired(it) || item_is_flushed(it);
+}
+
+/* An N item's last access: the header's time plus the word's delta. */
+static inline rel_time_t n_last_access(const nitem_hdr *h, uint64_t loc)
+{
+    return h->time + hd_n_atime(loc);
+}
+
+static inline bool n_is_flushed(const nitem_hdr *h, uint64_t loc)
+{
+    return flushed_at(n_last_access(h, loc), h->cas);
+}
+
+static inline bool n_is_dead(const nitem_hdr *h, uint64_t loc)
+{
+    return exptime_passed(h->exptime) || n_is_flushed(h, loc);
+}
+
+/* items_stats.c: `stats sizes` */
+void sizes_account(size_t ntotal, bool add);
+
+/* Count a linked item in or out of the totals (both zones). */
+static inline void account_item(unsigned int clsid, size_t ntotal, bool in_nvm,
+                         bool add)
+{
+    struct class_counters *cc = &ccount[clsid];
+    if (add) {
+        ctr_add(&cc->curr_items, 1);
+        ctr_add(&cc->curr_bytes, ntotal);
+        if (in_nvm) {
+            ctr_add(&cc->n_items, 1);
+        }
+    } else {
+        ctr_sub(&cc->curr_items, 1);
+        ctr_sub(&cc->curr_bytes, ntotal);
+        if (in_nvm) {
+            ctr_sub(&cc->n_items, 1);
+        }
+    }
+    if (settings.track_sizes) {
+        sizes_account(ntotal, add);
+    }
+}
+
+/* ---- allocation ---- */
+
+static inline size_t item_make_ntotal(size_t nkey, int nbytes)
+{
+    return sizeof(item) + nkey + 1 + (size_t)nbytes;
+}
+
+/* Where a new version will be stored, secured before anything is
+ * unlinked: a store that replaces a version must never remove it and then
+ * find no room for its successor. */
+struct link_target {
+    uint64_t noff;               /* an N chunk for a staging buffer */
+    item *d;                     /* else a D chunk: the item itself, or the
+                                  * copy of a staging buffer the N-zone could
+                                  * not take */
+};
+
+/* The stored item that `it` (a referenced D item, a snapshot or a stored
+ * staging buffer) stands for, if it is still the key's current version:
+ * *d for a D item, *locp for an N item.  A referenced D item is its own
+ * identity while linked; otherwise a version is known by its cas, which
+ * every stored version has, unique, even under -C (memcached.h), and which
+ * migrations carry.  An N offset alone is no identity: once the lock has
+ * been dropped its chunk may hold a newer version of the same key, so the
+ * offset is confirmed by the cas in its header (one line) unless the
+ * caller has held the item lock since it looked `it` up (same_hold). */
+enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
+
+/* find_version reads only the header bytes up to and including cas. */
+#define NITEM_CAS_BYTES (offsetof(nitem_hdr, cas) + sizeof(uint64_t))
+
+/* How a lookup's result will be used (do_item_get's `how`). */
+#define LOOKUP_BUMP        (1u << 0) /* count the access, bump the item */
+#define LOOKUP_FOR_REPLY   (1u << 1) /* a client's reply will hold it */
+#define LOOKUP_HEADER_ONLY (1u << 2) /* an N item's value is not needed */
+
+/* ---- items_n.c: the N-zone ---- */
+void heap_free(item *it);
+bool snapshot_is_sole_reader(const item *it);
+item *heap_alloc(size_t ntotal);
+bool policy_sees_rehit(uint64_t loc);
+bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid);
+bool n_chunk(unsigned int id, bool may_evict, uint64_t *off);
+void write_to_nvm(const item *it, uint64_t hv, uint64_t off);
+bool do_link_n(item *it, uint64_t hv, uint64_t off);
+void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
+        size_t ntotal);
+bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
+        struct link_target *tgt);
+item *snapshot_make(const struct nitem_probe *p, uint64_t loc);
+void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
+        LIBEVENT_THREAD *t);
+item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
+        LIBEVENT_THREAD *t, unsigned int how, enum item_lookup *status);
+bool clock_is_dead(const nitem_hdr *h, uint64_t loc);
+void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h, bool dead);
+
+/* ---- items_d.c: the D-zone ---- */
+void count_access(item *it);
+void count_victim(const item *it, bool dead);
+item *d_chunk(unsigned int id, size_t ntotal, bool may_evict);
+bool do_link_d(item *it, uint64_t hv);
+void do_unlink_d(item *it, uint64_t hv);
+void do_item_bump(item *it);
+unsigned int items_evict_page(unsigned int clsid, const void *start,
+        const void *end);
+
+/* ---- items_tier.c: moves between the zones, the tier thread ---- */
+bool wants_promotion(unsigned int clsid, uint32_t counter);
+bool policy_demotes(void);
+bool demote(item *victim, uint64_t hv, bool may_evict);
+void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap);
+int tier_thread_start(void);
+void tier_thread_stop(void);
+extern const struct tier_engine policy_engine;
+extern const struct migrate_engine tier_engine;
+extern const struct tier_reassign_engine reassign_engine;
+extern const struct clock_nvm_ops clock_ops;
+
+/* ---- items.c ---- */
+bool key_in_dram(const char *key, size_t nkey);
+item *free_d_chunk(const struct placement_query *q);
+enum version_zone find_version(item *it, uint64_t hv, bool same_hold, item **d,
+        uint64_t **locp);
 
 #endif

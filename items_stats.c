@@ -448,3 +448,69 @@ void tier_stats_classes(ADD_STAT add_stats, void *c)
     free(ts);
 }
 
+#define SIZES_BUCKET 32          /* `stats sizes` granularity, as memcached */
+
+static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *sizes_hist;     /* NULL = tracking disabled */
+static unsigned int sizes_nbuckets;
+
+/* ---- stats sizes histogram ---- */
+
+void sizes_account(size_t ntotal, bool add)
+{
+    pthread_mutex_lock(&sizes_lock);
+    if (sizes_hist != NULL) {
+        size_t bucket = (ntotal + SIZES_BUCKET - 1) / SIZES_BUCKET;
+        if (bucket < sizes_nbuckets) {
+            if (add) {
+                sizes_hist[bucket]++;
+            } else if (sizes_hist[bucket] > 0) {
+                /* Items linked before tracking started were not counted. */
+                sizes_hist[bucket]--;
+            }
+        }
+    }
+    pthread_mutex_unlock(&sizes_lock);
+}
+
+void item_stats_sizes_enable(void)
+{
+    pthread_mutex_lock(&sizes_lock);
+    if (sizes_hist == NULL) {
+        unsigned int n = (unsigned int)(settings.item_size_max / SIZES_BUCKET
+                                        + 2);
+        sizes_hist = calloc(n, sizeof(*sizes_hist));
+        sizes_nbuckets = sizes_hist != NULL ? n : 0;
+    }
+    settings.track_sizes = sizes_hist != NULL;
+    pthread_mutex_unlock(&sizes_lock);
+}
+
+void item_stats_sizes_disable(void)
+{
+    pthread_mutex_lock(&sizes_lock);
+    free(sizes_hist);
+    sizes_hist = NULL;
+    sizes_nbuckets = 0;
+    settings.track_sizes = false;
+    pthread_mutex_unlock(&sizes_lock);
+}
+
+void item_stats_sizes(ADD_STAT add_stats, void *c)
+{
+    pthread_mutex_lock(&sizes_lock);
+    if (sizes_hist == NULL) {
+        pthread_mutex_unlock(&sizes_lock);
+        append_stat("sizes_status", add_stats, c, "disabled");
+        return;
+    }
+    for (unsigned int i = 0; i < sizes_nbuckets; i++) {
+        if (sizes_hist[i] != 0) {
+            char key[16];
+            snprintf(key, sizeof(key), "%u", i * SIZES_BUCKET);
+            append_stat(key, add_stats, c, "%llu",
+                        (unsigned long long)sizes_hist[i]);
+        }
+    }
+    pthread_mutex_unlock(&sizes_lock);
+}

@@ -1,0 +1,236 @@
+/*
+ * items_d.c: the D-zone side of the storage engine (HMCached section 3.2;
+ * doc/tiering.md "Replacement").
+ *
+ * Owns: a D item's access count and its bump in the MQ queues
+ * (items_mq.c), linking and unlinking D items in the index and the
+ * queues, finding a D chunk (a free one, else one freed by reclaiming a
+ * dead victim, demoting a live one where the policy does, or evicting
+ * it), the victims' counters, and the D page evictor that slabs.c's page
+ * mover calls, and the crawler's check of D items.
+ *
+ * Locks: the do_ functions expect the item's item lock held; victims are
+ * pinned and trylocked by items_mq.c (code holding one item lock never
+ * waits for another); the MQ class lock and the slabs lock are taken
+ * inside item locks.
+ */
+#include "items.h"
+#include "items_internal.h"
+
+#include "crawler.h"
+#include "hash_desc.h"
+#include "items_mq.h"
+#include "migrate.h"
+#include "slabs.h"
+#include "tier_reassign.h"
+
+#define ALLOC_TRIES 10           /* evictions tried before out of memory */
+
+/* Count one access to a D item: lazy decay from its epoch stamp, then +1. */
+void count_access(item *it)
+{
+    if (tiering) {
+        uint32_t epoch = migrate_epoch();
+        uint16_t old = it->counter;
+        uint32_t c = migrate_decay(old, (epoch - it->epoch) & 7);
+        it->counter = (uint16_t)migrate_counter_bump(c, COUNTER_MAX);
+        it->epoch = (uint8_t)(epoch & 7);
+        if (it->it_flags & ITEM_LINKED) {
+            tier_reassign_note(it->slabs_clsid, old, it->counter);
+        }
+    } else if (it->counter < COUNTER_MAX) {
+        it->counter++;
+    }
+}
+
+static bool accept_dead(item *it, void *arg)
+{
+    return item_is_dead(it);
+}
+
+/* Record why a victim leaves (it is pinned, its item lock held). */
+void count_victim(const item *it, bool dead)
+{
+    struct class_counters *cc = &ccount[it->slabs_clsid];
+    ctr_add(&cc->direct_reclaims, 1);
+    if (dead) {
+        ctr_add(&cc->reclaimed, 1);
+        if ((it->it_flags & ITEM_FETCHED) == 0 && item_is_expired(it)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+        return;
+    }
+    ctr_add(&cc->evicted, 1);
+    atomic_store_explicit(&cc->evicted_time, current_time - it->time,
+                          memory_order_relaxed);
+    if (load_exptime(it) != 0) {
+        ctr_add(&cc->evicted_nonzero, 1);
+    }
+    if ((it->it_flags & ITEM_FETCHED) == 0) {
+        ctr_add(&cc->evicted_unfetched, 1);
+    }
+    if (it->it_flags & ITEM_ACTIVE) {
+        ctr_add(&cc->evicted_active, 1);
+    }
+    ctr_add(&cc->d_evictions, 1);
+}
+
+/* Free one D chunk of class id: reclaim a dead item, demote the MQ victim
+ * (policies that migrate) or, if allowed, evict it.  False when nothing
+ * could be freed. */
+static bool make_room(unsigned int id, bool may_evict)
+{
+    uint64_t hv;
+    bool demotes = policy_demotes();
+    /* Under -M a victim may still move to the N-zone if that needs no
+     * eviction there. */
+    bool take_any = may_evict || (demotes && slabs_tier_can_alloc(id));
+    item *victim = mq_pick_victim(id, take_any ? NULL : accept_dead, NULL,
+                                  &hv);
+    if (victim == NULL) {
+        return false;
+    }
+    bool dead = item_is_dead(victim);
+    bool freed = true;
+    if (!dead && demotes && demote(victim, hv, may_evict)) {
+        /* moved, not freed from the cache */
+    } else if (!dead && !may_evict) {
+        freed = false;          /* the N-zone filled up meanwhile */
+    } else {
+        count_victim(victim, dead);
+        do_item_unlink(victim, hv);
+    }
+    item_unlock(hv);
+    item_remove(victim);        /* drops the pin; the chunk is freed */
+    return freed;
+}
+
+/* A D chunk of class id for ntotal bytes, making room as allowed. */
+item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
+{
+    item *it = NULL;
+    for (int tries = 0; tries < ALLOC_TRIES; tries++) {
+        it = slabs_alloc(ntotal, id);
+        if (it != NULL || !make_room(id, may_evict)) {
+            break;
+        }
+    }
+    return it;
+}
+
+bool do_link_d(item *it, uint64_t hv)
+{
+    it->it_flags |= ITEM_LINKED;
+    if (!assoc_insert(it, hv)) {
+        it->it_flags &= ~ITEM_LINKED;
+        return false;
+    }
+    refcount_incr(it);
+    account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
+    ctr_add(&total_items, 1);
+    tier_reassign_note(it->slabs_clsid, -1, it->counter);
+    mq_link(it);
+    return true;
+}
+
+void do_unlink_d(item *it, uint64_t hv)
+{
+    if ((it->it_flags & ITEM_LINKED) == 0) {
+        return;
+    }
+    it->it_flags &= ~ITEM_LINKED;
+    account_item(it->slabs_clsid, ITEM_ntotal(it), false, false);
+    tier_reassign_note(it->slabs_clsid, it->counter, -1);
+    uint64_t *locp = assoc_find_item(it, hv);
+    if (locp != NULL) {
+        assoc_delete_loc(locp, hv);
+    }
+    mq_unlink(it);
+    item_remove(it);            /* the index's reference */
+}
+
+void do_item_bump(item *it)
+{
+    if ((it->it_flags & ITEM_FETCHED) == 0) {
+        it->it_flags |= ITEM_FETCHED;
+    } else if (__builtin_expect(active_policy->d_activated != NULL, 0)
+            && (it->it_flags & ITEM_ACTIVE) == 0) {
+        it->it_flags |= ITEM_ACTIVE;
+        active_policy->d_activated(it);
+    } else {
+        it->it_flags |= ITEM_ACTIVE;
+    }
+    count_access(it);
+    mq_bump(it);
+}
+
+#define EVICT_BATCH 256
+
+/* One linked item of a page being emptied (its item lock held, pinned):
+ * with a policy that demotes, a live item moves to the N-zone exactly as
+ * an MQ victim does (demote(): the switch is made under the item lock,
+ * readers holding the DRAM copy finish with it, a concurrent SET or DELETE
+ * waits for the lock and then acts on the N version); a dead item, or one
+ * the N-zone cannot take, leaves the cache.  Returns whether it left. */
+static bool empty_page_item(item *it, uint64_t hv)
+{
+    struct class_counters *cc = &ccount[it->slabs_clsid];
+    bool dead = item_is_dead(it);
+    if (!dead && policy_demotes()
+            && demote(it, hv, settings.evict_to_free != 0)) {
+        ctr_add(&cc->page_demotions, 1);
+        return false;
+    }
+    if (!dead) {
+        ctr_add(&cc->page_evictions, 1);
+    }
+    do_item_unlink(it, hv);
+    return true;
+}
+
+/* slabs.c's page evictor, run by its page mover thread only: empty
+ * [start, end) of class clsid.  Items not yet linked there are caught by
+ * the mover's next call; chunks still referenced come back when their
+ * readers let go.  Returns how many items left the cache. */
+unsigned int items_evict_page(unsigned int clsid, const void *start,
+                                     const void *end)
+{
+    item *batch[EVICT_BATCH];
+    unsigned int unlinked = 0, n;
+    tier_reassign_thread_role(TIER_REASSIGN_ROLE_MOVER);
+    do {
+        n = mq_pin_range(clsid, start, end, batch, EVICT_BATCH);
+        for (unsigned int i = 0; i < n; i++) {
+            item *it = batch[i];
+            uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+            item_lock(hv);
+            if ((it->it_flags & ITEM_LINKED) && empty_page_item(it, hv)) {
+                unlinked++;
+            }
+            item_unlock(hv);
+            item_remove(it);
+        }
+    } while (n == EVICT_BATCH);
+    return unlinked;
+}
+
+bool items_crawl_check(item *it)
+{
+    struct class_counters *cc = &ccount[it->slabs_clsid];
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    bool reclaimed = false;
+
+    item_lock(hv);
+    ctr_add(&cc->crawler_items_checked, 1);
+    if ((it->it_flags & ITEM_LINKED) && item_is_dead(it)) {
+        if ((it->it_flags & ITEM_FETCHED) == 0 && !item_is_flushed(it)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+        ctr_add(&cc->crawler_reclaimed, 1);
+        do_item_unlink(it, hv);
+        reclaimed = true;
+    }
+    item_unlock(hv);
+    item_remove(it);
+    return reclaimed;
+}

@@ -1,0 +1,443 @@
+/*
+ * items_n.c: the N-zone side of the storage engine (HMCached sections 3.1
+ * and 3.4; doc/tiering.md "N items in NVM", "Reading an N item", "Values
+ * in flight" and "Replacement").
+ *
+ * Owns: heap items (DRAM snapshots of N items, full or header-only, and
+ * the staging buffers of values bound for the N-zone), the per-worker
+ * budget of snapshots that replies hold, the reader count per N item, a
+ * hit on an N item (expiry, hotness in its location word, the policy's
+ * re-hit hook), linking and unlinking N items in the index, writing an
+ * item to an N chunk, taking the chunk of the version a store replaces,
+ * and the engine's side of the CLOCK (clock_nvm.h) and of the crawler for
+ * N items.
+ *
+ * Locks: every do_ function and every function here that takes a location
+ * word expects the item lock of that item held (items.c's rules); an N
+ * chunk is only read or written under it.  The reader counts and the
+ * in-flight gauges are relaxed atomics; debugfail's count is an atomic.
+ */
+#include "items.h"
+#include "items_internal.h"
+
+#include "clock_nvm.h"
+#include "crawler.h"
+#include "hash_desc.h"
+#include "migrate.h"
+#include "tier_reassign.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Snapshots alive per N item, hashed by offset: the N-zone's analogue of a
+ * D item's reference count, read only where memcached's behaviour depends
+ * on whether a reply still holds the item (in-place incr).  A collision
+ * can only make an item look shared. */
+#define N_READER_SLOTS 4096
+static _Atomic uint32_t n_readers[N_READER_SLOTS];
+
+static unsigned int reader_slot(uint64_t noff)
+{
+    return (unsigned int)((noff >> 3) * 0x9E3779B97F4A7C15ULL >> 52);
+}
+
+item *heap_alloc(size_t ntotal)
+{
+    struct heap_meta *m = malloc(sizeof(*m) + ntotal);
+    if (m == NULL) {
+        return NULL;
+    }
+    m->noff = HEAP_NO_OFF;
+    m->reader = 0;
+    m->inflight = NULL;
+    m->charged = 0;
+    m->header_only = false;
+    return (item *)(m + 1);
+}
+
+/* Free a heap item: its reader count and its in-flight charge go with it. */
+void heap_free(item *it)
+{
+    struct heap_meta *m = heap_meta(it);
+    if (m->reader != 0) {
+        atomic_fetch_sub_explicit(&n_readers[m->reader - 1], 1,
+                                  memory_order_relaxed);
+    }
+    if (m->inflight != NULL) {
+        atomic_fetch_sub_explicit(m->inflight, m->charged,
+                                  memory_order_relaxed);
+    }
+    free(m);
+}
+
+/* Is the snapshot it the only one of its N item alive (no reply holds
+ * another)?  A hash collision can only make an item look shared. */
+bool snapshot_is_sole_reader(const item *it)
+{
+    const struct heap_meta *m = (const struct heap_meta *)it - 1;
+    return m->reader != 0
+        && atomic_load_explicit(&n_readers[m->reader - 1],
+                                memory_order_relaxed) == 1;
+}
+
+/* Does the policy want to hear of a hit on the N item of location word
+ * loc, one fetched before? */
+bool policy_sees_rehit(uint64_t loc)
+{
+    return active_policy->n_rehit != NULL
+        && (hd_n_flags(loc) & ITEM_FETCHED) != 0;
+}
+
+/* Record a hit on the N item of *locp (header time `base`): counter, CLOCK
+ * bit, fetched flag, last access.  Returns whether it is now hot enough to
+ * be promoted. */
+bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
+{
+    uint64_t loc = *locp;
+    uint32_t epoch = migrate_epoch();
+    uint32_t c = migrate_decay(hd_n_counter(loc),
+                               (epoch - hd_n_epoch(loc)) & 7);
+    c = migrate_counter_bump(c, HD_N_COUNTER_MAX);
+    tier_reassign_note(clsid, (int)hd_n_counter(loc), (int)c);
+    loc = hd_n_set_counter(loc, c);
+    loc = hd_n_set_epoch(loc, epoch);
+    loc = hd_n_set_ref(loc, true);
+    loc = hd_n_set_flags(loc, hd_n_flags(loc) | ITEM_FETCHED);
+    loc = hd_n_set_atime(loc, base, current_time);
+    *locp = loc;
+    return wants_promotion(clsid, c);
+}
+
+/* An N chunk of class id: a free one, else one the CLOCK (duallru: the
+ * N-zone's LRU) frees, evicting only when may_evict. */
+bool n_chunk(unsigned int id, bool may_evict, uint64_t *off)
+{
+    if (slabs_tier_alloc(id, off)) {
+        return true;
+    }
+    return active_policy->n_reclaim(id, may_evict, off);
+}
+
+static void nitem_hdr_from(nitem_hdr *h, const item *it, uint64_t hv)
+{
+    memset(h, 0, sizeof(*h));
+    h->hv = hv;
+    h->time = it->time;
+    h->exptime = load_exptime(it);
+    h->nbytes = it->nbytes;
+    h->nkey = it->nkey;
+    h->clsid = it->slabs_clsid;
+    h->flags = it->it_flags & ITEM_KEY_BINARY;
+    h->cas = it->cas;
+    h->client_flags = it->client_flags;
+}
+
+/* Write it (a D item or a staging buffer) to the N chunk at off. */
+void write_to_nvm(const item *it, uint64_t hv, uint64_t off)
+{
+    nitem_hdr h;
+    nitem_hdr_from(&h, it, hv);
+    nitem_write(off, &h, ITEM_key(it), (size_t)it->nkey + 1 + it->nbytes);
+}
+
+/* Store the staging buffer `it` in the N chunk at off. */
+bool do_link_n(item *it, uint64_t hv, uint64_t off)
+{
+    write_to_nvm(it, hv, off);
+    uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
+    if (!assoc_insert_loc(loc, hv)) {
+        return false;
+    }
+    heap_meta(it)->noff = off;
+    if (active_policy->n_linked != NULL) {
+        active_policy->n_linked(it->slabs_clsid, off, false);
+    }
+    account_item(it->slabs_clsid, ITEM_ntotal(it), true, true);
+    ctr_add(&total_items, 1);
+    tier_reassign_note(it->slabs_clsid, -1, (int)hd_n_counter(loc));
+    return true;
+}
+
+/* Remove the N item of *locp from the index and the totals; its chunk is
+ * left to the caller. */
+void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
+                             size_t ntotal)
+{
+    tier_reassign_note(clsid, (int)hd_n_counter(*locp), -1);
+    if (active_policy->n_unlinked != NULL) {
+        active_policy->n_unlinked(clsid, hd_n_offset(*locp));
+    }
+    assoc_delete_loc(locp, hv);
+    account_item(clsid, ntotal, true, false);
+}
+
+/* When both versions are N items of one class, the new one is written
+ * over the old one's chunk, which needs no room: no reader points into an
+ * N chunk (readers hold copies) and the item lock keeps everyone else out
+ * until the new version is whole.  Unlinks old_it and returns the chunk
+ * as tgt; false when the shortcut does not apply. */
+bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
+                             struct link_target *tgt)
+{
+    item *d;
+    uint64_t *locp;
+    if (!is_heap(old_it) || !is_heap(new_it)
+            || old_it->slabs_clsid != new_it->slabs_clsid
+            || find_version(old_it, hv, true, &d, &locp) != VERSION_N) {
+        return false;
+    }
+    tgt->noff = hd_n_offset(*locp);
+    tgt->d = NULL;
+    do_unlink_n_slot(locp, hv, old_it->slabs_clsid, ITEM_ntotal(old_it));
+    heap_meta(old_it)->noff = HEAP_NO_OFF;
+    return true;
+}
+
+#ifdef MEMCACHED_DEBUG
+static _Atomic unsigned int debug_failing_snapshots;
+
+void items_debug_fail_snapshots(unsigned int n)
+{
+    atomic_store_explicit(&debug_failing_snapshots, n, memory_order_relaxed);
+}
+
+static bool debug_snapshot_fails(void)
+{
+    unsigned int n = atomic_load_explicit(&debug_failing_snapshots,
+                                          memory_order_relaxed);
+    while (n > 0) {
+        if (atomic_compare_exchange_weak_explicit(&debug_failing_snapshots,
+                &n, n - 1, memory_order_relaxed, memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
+}
+#endif
+
+/* The memory of a snapshot of an ntotal-byte N item, charged to *inflight
+ * (a worker's gauge, when a reply will hold it) until freed; NULL when out
+ * of memory.  Taken before anything about the hit is recorded, so that a
+ * failure changes nothing. */
+static item *snapshot_alloc(size_t ntotal, _Atomic uint64_t *inflight)
+{
+#ifdef MEMCACHED_DEBUG
+    if (debug_snapshot_fails()) {
+        return NULL;
+    }
+#endif
+    item *it = heap_alloc(ntotal);
+    if (it != NULL && inflight != NULL) {
+        atomic_fetch_add_explicit(inflight, ntotal, memory_order_relaxed);
+        heap_meta(it)->inflight = inflight;
+        heap_meta(it)->charged = (uint32_t)ntotal;
+    }
+    return it;
+}
+
+/* Fill the snapshot it with the N item probed at *locp, whose location
+ * word is loc (item lock held): the header's fields and the key, and the
+ * value unless it is a header-only snapshot (the probe holds the key, so
+ * that one reads no further line). */
+static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    unsigned int slot = reader_slot(p->off);
+    heap_meta(it)->noff = p->off;
+    heap_meta(it)->reader = slot + 1;
+    atomic_fetch_add_explicit(&n_readers[slot], 1, memory_order_relaxed);
+    it->next = it->prev = NULL;
+    it->cas = h->cas;
+    it->time = n_last_access(h, loc);
+    it->exptime = h->exptime;
+    it->nbytes = h->nbytes;
+    it->client_flags = h->client_flags;
+    atomic_store_explicit(&it->refcount, 1, memory_order_relaxed);
+    it->it_flags = (uint16_t)(ITEM_HEAP | hd_n_flags(loc)
+                              | (h->flags & ITEM_KEY_BINARY));
+    it->counter = (uint16_t)hd_n_counter(loc);
+    it->slabs_clsid = h->clsid;
+    it->nkey = h->nkey;
+    it->mq_level = 0;
+    it->epoch = (uint8_t)hd_n_epoch(loc);
+    if (heap_meta(it)->header_only) {
+        memcpy(ITEM_key(it), p->u.buf + sizeof(nitem_hdr), h->nkey);
+        ITEM_key(it)[h->nkey] = '\0';
+    } else {
+        nitem_read_body(p, ITEM_key(it));
+    }
+}
+
+/* A DRAM snapshot of the N item probed at *locp for the engine's own use
+ * (item lock held); NULL when out of memory. */
+item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    item *it = snapshot_alloc(item_make_ntotal(h->nkey, (int)h->nbytes),
+                              NULL);
+    if (it != NULL) {
+        snapshot_fill(it, p, loc);
+    }
+    return it;
+}
+
+/* May a reply of t take another ntotal bytes of N-zone value?  The
+ * thread's replies that wait to be written hold their snapshots; past
+ * tier_inflight_limit (0: none) further N hits are refused, except on a
+ * thread that holds none, so that a value larger than the limit can still
+ * be served one at a time. */
+static bool inflight_admits(LIBEVENT_THREAD *t, size_t ntotal)
+{
+    uint64_t held = atomic_load_explicit(&t->tier_inflight_bytes,
+                                         memory_order_relaxed);
+    uint64_t limit = settings.tier_inflight_limit;
+    if (limit == 0 || held == 0 || held + ntotal <= limit) {
+        return true;
+    }
+    STAT_INCR(t->stats.tier_inflight_refused);
+    return false;
+}
+
+/* A lookup found the N item of *locp (probe p) expired or flushed: unlink
+ * it and count why. */
+void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
+                           uint64_t hv, LIBEVENT_THREAD *t)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    bool flushed = n_is_flushed(h, *locp);
+    do_unlink_n_slot(locp, hv, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+    slabs_tier_free(p->off);
+    if (t != NULL) {
+        if (flushed) {
+            STAT_INCR(t->stats.get_flushed);
+        } else {
+            STAT_INCR(t->stats.get_expired);
+        }
+    }
+}
+
+/* An N hit: check expiry, count, snapshot, maybe promote.  A snapshot
+ * that cannot be made changes nothing and sets *status to
+ * LOOKUP_NO_MEMORY. */
+item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
+                           uint64_t hv, LIBEVENT_THREAD *t, unsigned int how,
+                           enum item_lookup *status)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    bool header_only = (how & LOOKUP_HEADER_ONLY) != 0;
+    size_t ntotal = item_make_ntotal(h->nkey, header_only ? 0
+                                                          : (int)h->nbytes);
+    if (n_is_dead(h, *locp)) {
+        do_reap_dead_n(locp, p, hv, t);
+        return NULL;
+    }
+    _Atomic uint64_t *charge = NULL;
+    if ((how & LOOKUP_FOR_REPLY) && t != NULL) {
+        if (!inflight_admits(t, ntotal)) {
+            *status = LOOKUP_NO_MEMORY;
+            return NULL;
+        }
+        charge = &t->tier_inflight_bytes;
+    }
+    item *snap = snapshot_alloc(ntotal, charge);
+    if (snap == NULL) {
+        *status = LOOKUP_NO_MEMORY;
+        return NULL;
+    }
+    heap_meta(snap)->header_only = header_only;
+    migrate_count_request(t, h->clsid, false);
+    bool do_update = (how & LOOKUP_BUMP) != 0;
+    bool rehit = do_update && policy_sees_rehit(*locp);
+    bool hot = do_update && n_bump(locp, h->time, h->clsid);
+    if (rehit) {
+        active_policy->n_rehit(h->clsid, p->off, h->lru);
+    }
+    snapshot_fill(snap, p, *locp);
+    if (hot) {
+        promote_after_hit(locp, hv, snap);
+    }
+    *status = LOOKUP_HIT;
+    return snap;
+}
+
+
+/* ---- the N-zone's CLOCK: our side (clock_nvm.h) ---- */
+
+bool clock_is_dead(const nitem_hdr *h, uint64_t loc)
+{
+    return n_is_dead(h, loc);
+}
+
+void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
+                         bool dead)
+{
+    struct class_counters *cc = &ccount[h->clsid];
+    ctr_add(&cc->direct_reclaims, 1);
+    if (dead) {
+        ctr_add(&cc->reclaimed, 1);
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0
+                && exptime_passed(h->exptime)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+    } else {
+        ctr_add(&cc->evicted, 1);
+        ctr_add(&cc->n_evictions, 1);
+        atomic_store_explicit(&cc->evicted_time,
+                              current_time - n_last_access(h, *locp),
+                              memory_order_relaxed);
+        if (h->exptime != 0) {
+            ctr_add(&cc->evicted_nonzero, 1);
+        }
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0) {
+            ctr_add(&cc->evicted_unfetched, 1);
+        }
+    }
+    do_unlink_n_slot(locp, hv, h->clsid,
+                     item_make_ntotal(h->nkey, (int)h->nbytes));
+}
+
+static size_t clock_header_bytes(void)
+{
+    return __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED) != 0
+        ? NITEM_SWEEP_BYTES_CAS : NITEM_SWEEP_BYTES;
+}
+
+const struct clock_nvm_ops clock_ops = {
+    .is_dead = clock_is_dead,
+    .unlink = clock_unlink,
+    .header_bytes = clock_header_bytes,
+};
+
+bool items_crawl_check_n(uint64_t off)
+{
+    nitem_hdr h;
+    bool busy;
+    size_t need = clock_header_bytes();
+    uint64_t *locp = assoc_lock_nchunk(off, &h, need, true, &busy);
+    if (locp == NULL) {
+        return false;
+    }
+    uint64_t hv = h.hv;
+    bool reclaimed = false;
+    /* the page's class: the header read without the lock is only a hint */
+    ctr_add(&ccount[slabs_tier_clsid(off)].crawler_items_checked, 1);
+    if (n_is_dead(&h, *locp)) {
+        /* as the CLOCK hand: read again under the lock (touch, flush) */
+        nitem_read_header(off, &h, need);
+    }
+    if (n_is_dead(&h, *locp)) {
+        struct class_counters *cc = &ccount[h.clsid];
+        if ((hd_n_flags(*locp) & ITEM_FETCHED) == 0
+                && !n_is_flushed(&h, *locp)) {
+            ctr_add(&cc->expired_unfetched, 1);
+        }
+        ctr_add(&cc->crawler_reclaimed, 1);
+        do_unlink_n_slot(locp, hv, h.clsid,
+                         item_make_ntotal(h.nkey, (int)h.nbytes));
+        slabs_tier_free(off);
+        reclaimed = true;
+    }
+    item_unlock(hv);
+    return reclaimed;
+}

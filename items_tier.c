@@ -1,0 +1,351 @@
+/*
+ * items_tier.c: moving items between the zones, and the tier thread
+ * (HMCached sections 3.3 and 3.5; doc/tiering.md "Hotness and migration").
+ *
+ * Owns: demotion D->N (an MQ victim or a moved page's item), promotion
+ * N->D (in the request with tier_promote=sync, else queued to migrate.c
+ * and done here on the tier thread), the decay walker's visit, the
+ * engine the policies are given (tier_policy.h struct tier_engine), the
+ * callbacks of migrate.c and tier_reassign.c, and the tier thread, whose
+ * loop runs migrate.c's tick, the policy's tick and the reassignment's.
+ *
+ * Locks: a move happens under the item lock of the item moved (the slot
+ * switches under it; readers of a D copy keep their reference, readers of
+ * an N item hold copies).  tier_thr.lock guards the thread's start/stop
+ * state only.
+ */
+#include "items.h"
+#include "items_internal.h"
+
+#include "clock_nvm.h"
+#include "hash_desc.h"
+#include "items_mq.h"
+#include "migrate.h"
+#include "slabs.h"
+#include "slabs_tier.h"
+#include "tier_reassign.h"
+
+#include <errno.h>
+#include <time.h>
+
+/* An epoch stamp this far behind has decayed to zero (migrate_decay): the
+ * walker rewrites it so that 3-bit stamps never wrap. */
+#define DECAY_STAMP_NORMALIZE 4
+#define TIER_TICK_BUSY_NS (1000 * 1000)
+#define TIER_TICK_IDLE_NS (10 * 1000 * 1000)
+
+/* Should an N item whose counter just became `counter` move to D? */
+bool wants_promotion(unsigned int clsid, uint32_t counter)
+{
+    return active_policy->wants_promotion != NULL
+        && active_policy->wants_promotion(clsid, counter);
+}
+
+/* Does the policy move MQ victims to the N-zone? */
+bool policy_demotes(void)
+{
+    return tiering && active_policy->demotes;
+}
+
+/* Demotion D->N of the MQ victim (its item lock held, pinned): write it to
+ * an N chunk and point its slot there, carrying its hot metadata.  The
+ * DRAM copy leaves the index; readers holding it finish with it and the
+ * victim's pin keeps it until the caller drops that. */
+bool demote(item *victim, uint64_t hv, bool may_evict)
+{
+    unsigned int id = victim->slabs_clsid;
+    uint64_t off;
+    if (!n_chunk(id, may_evict, &off)) {
+        return false;
+    }
+    uint64_t *locp = assoc_find_item(victim, hv);
+    if (locp == NULL) {
+        slabs_tier_free(off);
+        return false;
+    }
+    write_to_nvm(victim, hv, off);
+    *locp = hd_n_make(off, victim->counter, victim->it_flags, victim->epoch,
+                      0);
+    if (active_policy->n_linked != NULL) {
+        active_policy->n_linked(id, off, true);
+    }
+    /* one histogram for both zones: only the 8-bit clamp is news */
+    tier_reassign_note(id, victim->counter, (int)hd_n_counter(*locp));
+    victim->it_flags &= ~ITEM_LINKED;
+    mq_unlink(victim);
+    struct class_counters *cc = &ccount[id];
+    ctr_add(&cc->n_items, 1);
+    ctr_add(&cc->demotions, 1);
+    item_remove(victim);        /* the index's reference */
+    return true;
+}
+
+/* Move the N item of *locp, whose snapshot is snap, into the D chunk d
+ * (item lock held): switch the slot, free the N chunk. */
+static void do_promote(uint64_t *locp, item *snap, item *d)
+{
+    size_t ntotal = ITEM_ntotal(snap);
+    uint64_t off = hd_n_offset(*locp);
+    unsigned int id = snap->slabs_clsid;
+    uint64_t lines = nitem_lines(off, nitem_ntotal(snap->nkey,
+                                                   snap->nbytes));
+    memcpy(d, snap, ntotal);
+    d->next = d->prev = NULL;
+    d->it_flags = (uint16_t)((snap->it_flags & ~ITEM_HEAP) | ITEM_LINKED);
+    atomic_store_explicit(&d->refcount, 1, memory_order_relaxed);
+    d->mq_level = 0;
+    /* the counter is the slot's at this access, already decayed */
+    d->counter = (uint16_t)hd_n_counter(*locp);
+    d->epoch = (uint8_t)hd_n_epoch(*locp);
+    *locp = hd_loc_from_item(d);
+    if (active_policy->n_unlinked != NULL) {
+        active_policy->n_unlinked(id, off);
+    }
+    slabs_tier_free(off);
+    heap_meta(snap)->noff = HEAP_NO_OFF;
+    mq_link(d);
+    struct class_counters *cc = &ccount[id];
+    ctr_sub(&cc->n_items, 1);
+    ctr_add(&cc->promotions, 1);
+    migrate_count_promotion(id, lines);
+}
+
+/* After a hit made the N item of *locp hot (snapshot snap): promote it now
+ * (tier_promote=sync, into a free D chunk only) or queue it. */
+void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap)
+{
+    /* a header-only snapshot has no value to promote from */
+    if (!settings.tier_promote_async && !heap_meta(snap)->header_only) {
+        item *d = slabs_alloc(ITEM_ntotal(snap), snap->slabs_clsid);
+        if (d != NULL) {
+            do_promote(locp, snap, d);
+            return;
+        }
+    }
+    migrate_queue_promotion(hv, ITEM_key(snap), snap->nkey);
+}
+
+/* migrate_engine.promote: the tier thread drains the queue. */
+static bool engine_promote(uint64_t hv, const char *key, size_t nkey)
+{
+    struct nitem_probe p;
+    bool done = false;
+    item_lock(hv);
+    uint64_t *locp = assoc_find_loc(key, nkey, hv, &p);
+    if (locp != NULL && hd_loc_is_n(*locp) && !n_is_dead(&p.u.hdr, *locp)) {
+        uint64_t loc = *locp;
+        uint32_t c = migrate_decay(hd_n_counter(loc),
+                                   (migrate_epoch() - hd_n_epoch(loc)) & 7);
+        if (wants_promotion(p.u.hdr.clsid, c)) {
+            item *snap = snapshot_make(&p, loc);
+            item *d = snap == NULL ? NULL
+                : d_chunk(snap->slabs_clsid, ITEM_ntotal(snap),
+                          settings.evict_to_free != 0);
+            if (d != NULL) {
+                do_promote(locp, snap, d);
+                done = true;
+            }
+            item_remove(snap);
+        }
+    }
+    item_unlock(hv);
+    return done;
+}
+
+static uint64_t engine_free_d_chunks(unsigned int clsid)
+{
+    return slabs_class_free_chunks(clsid, SLAB_ZONE_DRAM);
+}
+
+/* The decay walker: counters whose stamp is DECAY_STAMP_NORMALIZE epochs
+ * old are zero by now; rewrite them with a fresh stamp so that stamps never
+ * wrap.  Younger stamps are left alone (the lazy decay on access stays
+ * exact) but D items move to the queue their decayed counter calls for. */
+static void decay_visit(uint64_t *locp, void *arg)
+{
+    uint32_t epoch = *(const uint32_t *)arg;
+    uint64_t loc = *locp;
+    if (hd_loc_is_n(loc)) {
+        uint32_t e = (epoch - hd_n_epoch(loc)) & 7;
+        if (e >= DECAY_STAMP_NORMALIZE) {
+            uint32_t old = hd_n_counter(loc);
+            uint32_t c = migrate_decay(old, e);
+            if (c != old && tier_reassign_noting) {
+                tier_reassign_note(slabs_tier_clsid(hd_n_offset(loc)),
+                                   (int)old, (int)c);
+            }
+            loc = hd_n_set_counter(loc, c);
+            *locp = hd_n_set_epoch(loc, epoch);
+        }
+        return;
+    }
+    item *it = hd_loc_to_item(loc);
+    uint32_t e = (epoch - it->epoch) & 7;
+    uint32_t c = migrate_decay(it->counter, e);
+    if (e >= DECAY_STAMP_NORMALIZE) {
+        tier_reassign_note(it->slabs_clsid, it->counter, (int)c);
+        it->counter = (uint16_t)c;
+        it->epoch = (uint8_t)(epoch & 7);
+    }
+    mq_relevel(it, c);
+}
+
+static void engine_decay_walk(uint32_t epoch)
+{
+    assoc_walk(decay_visit, &epoch);
+}
+
+/* ---- what the engine offers the policies (tier_policy.h) ---- */
+
+static bool engine_d_is_dead(item *it)
+{
+    return item_is_dead(it);
+}
+
+static void engine_d_reclaim(item *it, uint64_t hv)
+{
+    count_victim(it, true);
+    do_item_unlink(it, hv);
+}
+
+static bool engine_demote(item *it, uint64_t hv)
+{
+    return demote(it, hv, settings.evict_to_free != 0);
+}
+
+/* A policy's own promotion (duallru's Move to D): the N item at off, if it
+ * is still there and still_wanted, into D by the engine's promotion
+ * (d_chunk may demote a D victim for it); a dead one is reclaimed. */
+static enum tier_promote_result engine_promote_at(uint64_t hv, uint64_t off,
+        bool (*still_wanted)(unsigned int clsid, uint64_t off))
+{
+    enum tier_promote_result r = TIER_PROMOTE_GONE;
+    unsigned int id = slabs_tier_clsid(off);
+    item_lock(hv);
+    uint64_t *locp = assoc_find_noff(hv, off);
+    if (locp != NULL && still_wanted(id, off)) {
+        struct nitem_probe p;
+        /* the header's line(s); snapshot_make reads the rest */
+        nitem_probe(off, 0, &p);
+        if (n_is_dead(&p.u.hdr, *locp)) {
+            clock_unlink(locp, hv, &p.u.hdr, true);
+            slabs_tier_free(off);
+        } else {
+            item *snap = snapshot_make(&p, *locp);
+            item *d = snap == NULL ? NULL
+                : d_chunk(id, ITEM_ntotal(snap),
+                          settings.evict_to_free != 0);
+            if (d != NULL) {
+                do_promote(locp, snap, d);
+                r = TIER_PROMOTE_DONE;
+            } else {
+                r = TIER_PROMOTE_STUCK;
+            }
+            item_remove(snap);
+        }
+    }
+    item_unlock(hv);
+    return r;
+}
+
+const struct tier_engine policy_engine = {
+    .n_is_dead = clock_is_dead,
+    .n_unlink = clock_unlink,
+    .d_is_dead = engine_d_is_dead,
+    .d_reclaim = engine_d_reclaim,
+    .demote = engine_demote,
+    .promote_at = engine_promote_at,
+    .key_in_dram = key_in_dram,
+    .free_d_chunk = free_d_chunk,
+};
+
+const struct migrate_engine tier_engine = {
+    .promote = engine_promote,
+    .free_d_chunks = engine_free_d_chunks,
+    .decay_walk = engine_decay_walk,
+};
+
+/* ---- the tier thread: migrate_tick() every 1 ms while it promotes,
+ * every 10 ms when idle ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t tid;
+    bool running;
+    bool stop;
+} tier_thr = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void *tier_thread(void *arg)
+{
+    tier_reassign_thread_role(TIER_REASSIGN_ROLE_TIER);
+    pthread_mutex_lock(&tier_thr.lock);
+    while (!tier_thr.stop) {
+        pthread_mutex_unlock(&tier_thr.lock);
+        unsigned int promoted = migrate_tick();
+        if (active_policy->tick != NULL) {
+            promoted += active_policy->tick();
+        }
+        tier_reassign_tick();
+        long ns = promoted > 0 ? TIER_TICK_BUSY_NS : TIER_TICK_IDLE_NS;
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += ns;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&tier_thr.lock);
+        while (!tier_thr.stop
+                && pthread_cond_timedwait(&tier_thr.cond, &tier_thr.lock,
+                                          &deadline) != ETIMEDOUT) {
+        }
+    }
+    pthread_mutex_unlock(&tier_thr.lock);
+    return NULL;
+}
+
+int tier_thread_start(void)
+{
+    pthread_mutex_lock(&tier_thr.lock);
+    int rc = 0;
+    if (!tier_thr.running) {
+        tier_thr.stop = false;
+        rc = pthread_create(&tier_thr.tid, NULL, tier_thread, NULL);
+        tier_thr.running = rc == 0;
+    }
+    pthread_mutex_unlock(&tier_thr.lock);
+    return rc;
+}
+
+void tier_thread_stop(void)
+{
+    pthread_mutex_lock(&tier_thr.lock);
+    if (!tier_thr.running) {
+        pthread_mutex_unlock(&tier_thr.lock);
+        return;
+    }
+    tier_thr.stop = true;
+    pthread_cond_signal(&tier_thr.cond);
+    pthread_mutex_unlock(&tier_thr.lock);
+    pthread_join(tier_thr.tid, NULL);
+    pthread_mutex_lock(&tier_thr.lock);
+    tier_thr.running = false;
+    pthread_mutex_unlock(&tier_thr.lock);
+}
+
+/* tier_reassign.c's PSA signal: items MQ replacement pushed out of the
+ * class's D pages (demoted or evicted), page moves' demotions excluded. */
+static uint64_t engine_d_departures(unsigned int clsid)
+{
+    struct class_counters *cc = &ccount[clsid];
+    return ctr_get(&cc->demotions) - ctr_get(&cc->page_demotions)
+        + ctr_get(&cc->d_evictions);
+}
+
+const struct tier_reassign_engine reassign_engine = {
+    .d_departures = engine_d_departures,
+};
