@@ -149,21 +149,6 @@ void do_unlink_d(item *it, uint64_t hv)
     item_remove(it);            /* the index's reference */
 }
 
-void do_item_bump(item *it)
-{
-    if ((it->it_flags & ITEM_FETCHED) == 0) {
-        it->it_flags |= ITEM_FETCHED;
-    } else if (__builtin_expect(active_policy->d_activated != NULL, 0)
-            && (it->it_flags & ITEM_ACTIVE) == 0) {
-        it->it_flags |= ITEM_ACTIVE;
-        active_policy->d_activated(it);
-    } else {
-        it->it_flags |= ITEM_ACTIVE;
-    }
-    count_access(it);
-    mq_bump(it);
-}
-
 #define EVICT_BATCH 256
 
 /* One linked item of a page being emptied (its item lock held, pinned):

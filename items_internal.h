@@ -14,6 +14,7 @@
 #include "memcached.h"
 #include "clock_nvm.h"
 #include "hash_desc.h"
+#include "items_mq.h"
 #include "migrate.h"
 #include "slabs_tier.h"
 #include "tier_policy.h"
@@ -277,9 +278,26 @@ void count_victim(const item *it, bool dead);
 item *d_chunk(unsigned int id, size_t ntotal, bool may_evict);
 bool do_link_d(item *it, uint64_t hv);
 void do_unlink_d(item *it, uint64_t hv);
-void do_item_bump(item *it);
 unsigned int items_evict_page(unsigned int clsid, const void *start,
         const void *end);
+
+/* A hit on the D item it: fetched/active flags, the policy's hook on a
+ * second hit, its access count and its queue.  Inline: every D hit runs
+ * it. */
+static inline void do_item_bump(item *it)
+{
+    if ((it->it_flags & ITEM_FETCHED) == 0) {
+        it->it_flags |= ITEM_FETCHED;
+    } else if (__builtin_expect(active_policy->d_activated != NULL, 0)
+            && (it->it_flags & ITEM_ACTIVE) == 0) {
+        it->it_flags |= ITEM_ACTIVE;
+        active_policy->d_activated(it);
+    } else {
+        it->it_flags |= ITEM_ACTIVE;
+    }
+    count_access(it);
+    mq_bump(it);
+}
 
 /* ---- items_tier.c: moves between the zones, the tier thread ---- */
 bool wants_promotion(unsigned int clsid, uint32_t counter);
