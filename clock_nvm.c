@@ -14,7 +14,7 @@
  *     held item locks are only ever trylocked.
  *   - A candidate's slot is read and changed under its item lock (trylock).
  *   - A candidate's hash is read before its item lock is held (it is what
- *     names the lock): assoc_lock_nchunk (hash_desc.c, shared with the
+ *     names the lock): nitem_lock_chunk (nitem.c, shared with the
  *     crawler) reads it, locks the stripe and finds the slot by offset.  A
  *     garbage read (a chunk being written or freed meanwhile) just finds
  *     no slot.  Once the slot is found, the header is read again under the
@@ -61,7 +61,7 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
     nitem_hdr hdr;
     bool busy;
     /* Unlocked, only the hash is used: it names the stripe to lock. */
-    uint64_t *locp = assoc_lock_nchunk(off, &hdr, sizeof(hdr.hv), false,
+    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
                                        &busy);
     h->st.examined++;
     if (locp == NULL) {

@@ -11,7 +11,7 @@
 #define CLOCK_NVM_H
 
 #include "memcached.h"
-#include "slabs_tier.h"
+#include "nitem.h"
 
 /* The storage engine's side (items.c), called with the candidate's item
  * lock held:

@@ -12,7 +12,7 @@
  *     items_crawl_check / items_crawl_dump (items.c).
  *   - The N walk reads the chunk bitmaps without a lock
  *     (slabs_tier_next_used); items_crawl_check_n / items_crawl_dump_n
- *     find a used chunk's slot and take its item lock (assoc_lock_nchunk).
+ *     find a used chunk's slot and take its item lock (nitem_lock_chunk).
  *   - `metadump hash` walks the index with assoc_walk (hash_desc.c: its
  *     run lock, then each bucket's item lock).
  *

@@ -32,7 +32,7 @@ void crawler_reset_stats(void);
 /* ---- items.c services for the crawler ----
  * The D forms take an item pinned by mq_cursor_next() and drop that pin;
  * the N forms take the offset of a chunk slabs_tier_next_used() found,
- * and find and lock its slot themselves (assoc_lock_nchunk: one header
+ * and find and lock its slot themselves (nitem_lock_chunk: one header
  * read, counted, before the lock).  Call them without item locks. */
 
 /* Reclaim the item if it is expired or flushed; true if reclaimed.

@@ -16,11 +16,11 @@
  *   - expand_run_lock is held by an expansion from start to end and by
  *     assoc_walk (the decay walker), so each sees a table that does not
  *     change shape; both take item locks inside it.
- *   - assoc_lock_nchunk takes the item lock of the N chunk it is given
- *     and returns holding it when it found the chunk's slot.
  *
- * N items (slabs_tier.h) are confirmed by reading their probe through
- * nvm.h (counted); growth reads an N item's stored hash instead of its key.
+ * The index does not know how an N item is laid out: it confirms an N
+ * candidate's key, and learns an N item's hash during growth (instead of
+ * hashing its key again), through the callbacks the N-zone module
+ * registers (assoc_set_nitem_ops; items_n.c).
  *
  * HMCached section 3.2 keeps two tables, a chained one for D items and
  * 19-byte descriptors for N items; here one table serves both zones and an
@@ -65,6 +65,14 @@ static _Atomic(struct hd_view *) cur_view;
 static _Atomic uint64_t item_count;
 static _Atomic uint64_t expansions;
 static _Atomic uint64_t sig_false_positives;
+
+/* set once at start-up, before any lookup (assoc_set_nitem_ops) */
+static const struct assoc_nitem_ops *nitem_ops;
+
+void assoc_set_nitem_ops(const struct assoc_nitem_ops *ops)
+{
+    nitem_ops = ops;
+}
 
 /* Overflow pool: buckets addressed by index so a bucket can link to the
  * next one with 32 bits. */
@@ -259,19 +267,14 @@ static bool item_has_key(const item *it, const char *key, size_t nkey)
     return it->nkey == nkey && memcmp(ITEM_key(it), key, nkey) == 0;
 }
 
-/* Does the N item at loc hold key?  Confirmed by reading its probe into
- * *probe (a local one when the caller passed NULL).  Out of line so that
- * the D path's frame stays small. */
+/* Does the N item at loc hold key?  The N-zone module reads its probe
+ * into *probe (may be NULL).  Out of line so that the D path's frame
+ * stays small. */
 static __attribute__((noinline)) bool n_has_key(uint64_t loc, const char *key,
                                                 size_t nkey,
                                                 struct nitem_probe *probe)
 {
-    struct nitem_probe local;
-    if (probe == NULL) {
-        probe = &local;
-    }
-    nitem_probe(hd_n_offset(loc), nkey, probe);
-    return nitem_probe_matches(probe, key, nkey);
+    return nitem_ops->has_key(hd_n_offset(loc), key, nkey, probe);
 }
 
 static inline bool loc_has_key(uint64_t loc, const char *key, size_t nkey,
@@ -369,28 +372,6 @@ uint64_t *assoc_find_noff(uint64_t hv, uint64_t off)
 uint64_t *assoc_find_item(const item *it, uint64_t hv)
 {
     return find_word(hv, match_item, hd_loc_from_item(it));
-}
-
-uint64_t *assoc_lock_nchunk(uint64_t off, nitem_hdr *h, size_t need,
-                            bool wait, bool *busy)
-{
-    /* A linked item's hash never changes, so a torn read (the chunk being
-     * written or freed meanwhile) names either a bucket with no slot for
-     * off or, its hash being whole, the item that is linked there now. */
-    memset(h, 0, sizeof(*h));
-    nitem_peek_header(off, h, need < sizeof(h->hv) ? sizeof(h->hv) : need);
-    *busy = false;
-    if (wait) {
-        item_lock(h->hv);
-    } else if (item_trylock(h->hv) != 0) {
-        *busy = true;
-        return NULL;
-    }
-    uint64_t *locp = assoc_find_noff(h->hv, off);
-    if (locp == NULL) {
-        item_unlock(h->hv);
-    }
-    return locp;
 }
 
 /* Put (sig, loc) in the first free slot of the chain starting at head,
@@ -572,9 +553,7 @@ static void fill_chain(hd_bucket *dst, const struct hd_entry *e,
 static uint64_t entry_hash(const struct hd_entry *e)
 {
     if (hd_loc_is_n(e->loc)) {
-        nitem_hdr h;
-        nitem_read_header(hd_n_offset(e->loc), &h, sizeof(h.hv));
-        return h.hv;
+        return nitem_ops->hash_of(hd_n_offset(e->loc));
     }
     const item *it = hd_loc_to_item(e->loc);
     return hash_key(ITEM_key(it), it->nkey);

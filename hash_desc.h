@@ -18,7 +18,6 @@
 #define HASH_DESC_H
 
 #include "memcached.h"
-#include "slabs_tier.h"
 
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
 #define HD_HASHPOWER_DEFAULT 16
@@ -196,6 +195,22 @@ void assoc_destroy(void);
 /* Lookup of a D item; NULL when the key is absent or lives in the N-zone
  * (N candidates are skipped unread).  Caller holds item_lock(hv). */
 item *assoc_find(const char *key, size_t nkey, uint64_t hv);
+/* An N item's probe: what a lookup read of an N candidate to confirm its
+ * key, kept for the caller to read the rest without reading a line twice.
+ * Its layout is the N-zone module's (nitem.h). */
+struct nitem_probe;
+
+/* How the index learns about N items, given by the N-zone module before
+ * the first lookup (nitem.c's nitem_index_ops).  has_key: does the N item
+ * at off hold key (filling *probe unless probe is NULL).  hash_of: the
+ * hash stored with the N item at off (index growth). */
+struct assoc_nitem_ops {
+    bool (*has_key)(uint64_t off, const char *key, size_t nkey,
+                    struct nitem_probe *probe);
+    uint64_t (*hash_of)(uint64_t off);
+};
+void assoc_set_nitem_ops(const struct assoc_nitem_ops *ops);
+
 /* Lookup in both zones: the key's location word, or NULL.  An N candidate
  * whose signature matches is confirmed by reading its probe (header, key,
  * up to a line boundary) into *probe, which the caller may then use to
@@ -206,18 +221,6 @@ uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
 /* The location word of the N item at offset off, found without reading
  * NVM (CLOCK, writes through snapshots); NULL if no slot points there. */
 uint64_t *assoc_find_noff(uint64_t hv, uint64_t off);
-/* The slot of the N item in the used chunk at off, found from the chunk
- * alone (the CLOCK hand, the crawler, dumps): reads the first `need`
- * bytes (at least the hash) of its header into *h without a lock
- * (nitem_peek_header, counted), takes item_lock(h->hv) (a trylock unless
- * `wait`) and looks for the slot whose word points at off.  Returns that
- * word with the lock held, or NULL with no lock held: *busy says whether
- * the stripe was busy; otherwise no slot points at off (the chunk is
- * free, being written, or holds another item by now).  The header was
- * read unlocked: what the caller acts on it must read again under the
- * lock.  Must be called without item locks when `wait`. */
-uint64_t *assoc_lock_nchunk(uint64_t off, nitem_hdr *h, size_t need,
-                            bool wait, bool *busy);
 /* The location word pointing at the D item it (no key compare). */
 uint64_t *assoc_find_item(const item *it, uint64_t hv);
 /* Add an item whose key is not in the index; 1 = ok, 0 = out of memory

@@ -970,6 +970,7 @@ void storage_init(void)
         slabs_tier_init();
         tiering = slabs_tier_active();
     }
+    assoc_set_nitem_ops(&nitem_index_ops);
     assoc_init(settings.hashpower_init);
     mq_init();
     slabs_set_page_evictor(items_evict_page);

@@ -24,7 +24,7 @@
 #define ITEMS_DUALLRU_H
 
 #include "memcached.h"
-#include "slabs_tier.h"
+#include "nitem.h"
 
 enum dlru_seg {
     DLRU_MOVE = 0,               /* to the other zone; taken first */

@@ -117,7 +117,7 @@ size_t items_crawl_dump_n(uint64_t off, char *buf, size_t size)
 {
     nitem_hdr h;
     bool busy;
-    uint64_t *locp = assoc_lock_nchunk(off, &h, sizeof(h.hv), true, &busy);
+    uint64_t *locp = nitem_lock_chunk(off, &h, sizeof(h.hv), true, &busy);
     if (locp == NULL) {
         return 0;
     }
@@ -198,7 +198,7 @@ static void cachedump_n(unsigned int clsid, struct cachedump_state *st)
     while (st->more && slabs_tier_next_used(clsid, &cursor, &off)) {
         nitem_hdr h;
         bool busy;
-        if (assoc_lock_nchunk(off, &h, sizeof(h.hv), true, &busy) == NULL) {
+        if (nitem_lock_chunk(off, &h, sizeof(h.hv), true, &busy) == NULL) {
             continue;
         }
         struct nitem_probe p;

@@ -16,6 +16,7 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "migrate.h"
+#include "nitem.h"
 #include "slabs_tier.h"
 #include "tier_policy.h"
 #include "tier_reassign.h"

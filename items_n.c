@@ -414,7 +414,7 @@ bool items_crawl_check_n(uint64_t off)
     nitem_hdr h;
     bool busy;
     size_t need = clock_header_bytes();
-    uint64_t *locp = assoc_lock_nchunk(off, &h, need, true, &busy);
+    uint64_t *locp = nitem_lock_chunk(off, &h, need, true, &busy);
     if (locp == NULL) {
         return false;
     }

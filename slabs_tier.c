@@ -1,6 +1,6 @@
 /*
- * slabs_tier.c: the N-zone pages of the slab classes, their chunks, and
- * the reads and writes of whole N items (HMCached section 3.1: "each slab
+ * slabs_tier.c: the N-zone pages of the slab classes and their chunks
+ * (HMCached section 3.1: "each slab
  * class is composed of both DRAM and NVM"; doc/tiering.md "Slab classes
  * in two zones" and "N items in NVM").
  *
@@ -19,8 +19,6 @@
  *     published (release) before any of its chunks is handed out, and a
  *     page never changes class, so a reader holding an offset it found in
  *     the index (under the item lock) always sees them.
- *   - The nitem_* helpers touch only the chunk of an item whose item lock
- *     the caller holds, so they need no lock of their own.
  *
  * Deliberate differences from the paper and from the first design note:
  *   - No free list of chunk offsets: the used-chunk bitmap the CLOCK hand
@@ -38,6 +36,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The location word keeps offset / 8 in 35 bits (hash_desc.h). */
 #define ZONE_ADDRESSABLE ((uint64_t)1 << 38)
@@ -69,15 +68,6 @@ static struct {
 
 static pthread_mutex_t tier_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static char *zone_ptr(uint64_t off)
-{
-    return (char *)nvm_zone.base + off;
-}
-
-static uint64_t round_line(uint64_t off)
-{
-    return (off + NVM_LINE_SIZE - 1) & ~(uint64_t)(NVM_LINE_SIZE - 1);
-}
 
 /* ---- start-up ---- */
 
@@ -327,7 +317,7 @@ bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
 /* ---- whole items ---- */
 
 /* End of the chunk holding off (an item never crosses it). */
-static uint64_t chunk_end(uint64_t off, unsigned int id)
+uint64_t slabs_tier_chunk_end(uint64_t off, unsigned int id)
 {
     unsigned int size = slabs_chunk_size(id);
     if (size == 0) {
@@ -335,143 +325,6 @@ static uint64_t chunk_end(uint64_t off, unsigned int id)
     }
     uint64_t page = off / tz.page_size * tz.page_size;
     return page + ((off - page) / size + 1) * size;
-}
-
-void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
-{
-    unsigned int id = slabs_tier_clsid(off);
-    uint64_t end = round_line(off + sizeof(nitem_hdr) + nkey + 1);
-    /* never the trailer, which another lock guards (slabs_tier.h) */
-    uint64_t limit = chunk_end(off, id) - NITEM_TRAILER_BYTES;
-    if (end > limit) {
-        end = limit;
-    }
-    p->off = off;
-    p->clsid = id;
-    p->len = (uint32_t)(end - off);
-    nvm_read_cls(id, p->u.buf, zone_ptr(off), p->len);
-}
-
-void nitem_probe_stored(uint64_t off, struct nitem_probe *p)
-{
-    nitem_probe(off, 0, p);
-    uint64_t end = round_line(off + sizeof(nitem_hdr) + p->u.hdr.nkey + 1);
-    uint64_t limit = chunk_end(off, p->clsid) - NITEM_TRAILER_BYTES;
-    if (end > limit) {
-        end = limit;
-    }
-    if (end > off + p->len) {
-        nvm_read_cls(p->clsid, p->u.buf + p->len, zone_ptr(off + p->len),
-                     (size_t)(end - off - p->len));
-        p->len = (uint32_t)(end - off);
-    }
-}
-
-void nitem_read_body(const struct nitem_probe *p, char *body)
-{
-    size_t total = nitem_ntotal(p->u.hdr.nkey, p->u.hdr.nbytes);
-    size_t have = p->len < total ? p->len : total;
-    memcpy(body, p->u.buf + sizeof(nitem_hdr), have - sizeof(nitem_hdr));
-    if (total > have) {
-        nvm_read_cls(p->clsid, body + (have - sizeof(nitem_hdr)),
-                     zone_ptr(p->off + have), total - have);
-    }
-}
-
-void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
-                 size_t bodylen)
-{
-    char head[sizeof(nitem_hdr) + NVM_LINE_SIZE];
-    unsigned int id = h->clsid;
-    size_t total = sizeof(nitem_hdr) + bodylen;
-    size_t first = (size_t)(round_line(off + sizeof(nitem_hdr)) - off);
-    if (first > total) {
-        first = total;
-    }
-    /* The header and the body's bytes in the header's last line go out in
-     * one write, the rest in another: each line is written once. */
-    memcpy(head, h, sizeof(nitem_hdr));
-    memcpy(head + sizeof(nitem_hdr), body, first - sizeof(nitem_hdr));
-    nvm_write_cls(id, zone_ptr(off), head, first);
-    if (total > first) {
-        nvm_write_cls(id, zone_ptr(off + first),
-                      body + (first - sizeof(nitem_hdr)), total - first);
-    }
-}
-
-void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n)
-{
-    if (n > sizeof(*h)) {
-        n = sizeof(*h);
-    }
-    nvm_read_cls(slabs_tier_clsid(off), h, zone_ptr(off), n);
-}
-
-void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n)
-{
-    if (n > sizeof(*h)) {
-        n = sizeof(*h);
-    }
-    nvm_peek_cls(slabs_tier_clsid(off), h, zone_ptr(off), n);
-}
-
-void nitem_write_exptime(uint64_t off, rel_time_t exptime)
-{
-    nvm_write_cls(slabs_tier_clsid(off),
-                  zone_ptr(off + offsetof(nitem_hdr, exptime)),
-                  &exptime, sizeof(exptime));
-}
-
-void nitem_write_cas(uint64_t off, uint64_t cas)
-{
-    nvm_write_cls(slabs_tier_clsid(off),
-                  zone_ptr(off + offsetof(nitem_hdr, cas)),
-                  &cas, sizeof(cas));
-}
-
-void nitem_write_lru(uint64_t off, uint32_t lru)
-{
-    nvm_write_cls(slabs_tier_clsid(off),
-                  zone_ptr(off + offsetof(nitem_hdr, lru)), &lru,
-                  sizeof(lru));
-}
-
-static uint64_t trailer_off(uint64_t off, unsigned int id)
-{
-    return chunk_end(off, id) - NITEM_TRAILER_BYTES;
-}
-
-void nitem_trailer_read(uint64_t off, nitem_trailer *t)
-{
-    unsigned int id = slabs_tier_clsid(off);
-    nvm_read_cls(id, t, zone_ptr(trailer_off(off, id)), sizeof(*t));
-}
-
-void nitem_trailer_write(uint64_t off, const nitem_trailer *t)
-{
-    unsigned int id = slabs_tier_clsid(off);
-    nvm_write_cls(id, zone_ptr(trailer_off(off, id)), t, sizeof(*t));
-}
-
-void nitem_trailer_write_prev(uint64_t off, uint64_t prev)
-{
-    unsigned int id = slabs_tier_clsid(off);
-    nvm_write_cls(id, zone_ptr(trailer_off(off, id)
-                               + offsetof(nitem_trailer, prev)),
-                  &prev, sizeof(prev));
-}
-
-void nitem_trailer_write_next(uint64_t off, uint64_t next)
-{
-    unsigned int id = slabs_tier_clsid(off);
-    nvm_write_cls(id, zone_ptr(trailer_off(off, id)
-                               + offsetof(nitem_trailer, next)),
-                  &next, sizeof(next));
-}
-
-uint64_t nitem_lines(uint64_t off, size_t ntotal)
-{
-    return nvm_lines_spanned(zone_ptr(off), ntotal);
 }
 
 /* ---- accounting ---- */

@@ -29,7 +29,7 @@
 #define TIER_POLICY_H
 
 #include "memcached.h"
-#include "slabs_tier.h"
+#include "nitem.h"
 
 /* Where the engine stands when it asks for a new version's zone. */
 enum key_zone {

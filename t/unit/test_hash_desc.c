@@ -10,6 +10,7 @@
  * with the hash_desc.h helpers.
  */
 #include "hash_desc.h"
+#include "nitem.h"
 #include "slabs.h"
 #include "unit_support.h"
 
@@ -511,6 +512,7 @@ static void test_n_slots(void)
 
 int main(void)
 {
+    assoc_set_nitem_ops(&nitem_index_ops);
     unit_settings_defaults();
     unit_locks_init(2);         /* <= the smallest initial table used */
     test_packing();

@@ -11,6 +11,7 @@
 #include "items.h"
 #include "hash_desc.h"
 #include "migrate.h"
+#include "nitem.h"
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "unit_support.h"

@@ -1,0 +1,205 @@
+/*
+ * nitem.c: reading and writing items in N chunks (nitem.h): the probe a
+ * lookup reads, the rest of an item, a whole item, single header fields,
+ * the chunk trailer, and locking the item a chunk holds.
+ *
+ * Locks: none of its own.  Every function but nitem_lock_chunk expects
+ * the item lock of the item at the offset held (a trailer: the lock that
+ * guards it, items_duallru.c's class lock); the page table is read
+ * without a lock, as slabs_tier.c allows.
+ */
+#include "nitem.h"
+
+#include "hash_desc.h"
+#include "nvm.h"
+
+#include <stddef.h>
+
+static uint64_t round_line(uint64_t off)
+{
+    return (off + NVM_LINE_SIZE - 1) & ~(uint64_t)(NVM_LINE_SIZE - 1);
+}
+
+void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    uint64_t end = round_line(off + sizeof(nitem_hdr) + nkey + 1);
+    /* never the trailer, which another lock guards (slabs_tier.h) */
+    uint64_t limit = slabs_tier_chunk_end(off, id) - NITEM_TRAILER_BYTES;
+    if (end > limit) {
+        end = limit;
+    }
+    p->off = off;
+    p->clsid = id;
+    p->len = (uint32_t)(end - off);
+    nvm_read_cls(id, p->u.buf, slabs_tier_ptr(off), p->len);
+}
+
+void nitem_probe_stored(uint64_t off, struct nitem_probe *p)
+{
+    nitem_probe(off, 0, p);
+    uint64_t end = round_line(off + sizeof(nitem_hdr) + p->u.hdr.nkey + 1);
+    uint64_t limit = slabs_tier_chunk_end(off, p->clsid) - NITEM_TRAILER_BYTES;
+    if (end > limit) {
+        end = limit;
+    }
+    if (end > off + p->len) {
+        nvm_read_cls(p->clsid, p->u.buf + p->len, slabs_tier_ptr(off + p->len),
+                     (size_t)(end - off - p->len));
+        p->len = (uint32_t)(end - off);
+    }
+}
+
+void nitem_read_body(const struct nitem_probe *p, char *body)
+{
+    size_t total = nitem_ntotal(p->u.hdr.nkey, p->u.hdr.nbytes);
+    size_t have = p->len < total ? p->len : total;
+    memcpy(body, p->u.buf + sizeof(nitem_hdr), have - sizeof(nitem_hdr));
+    if (total > have) {
+        nvm_read_cls(p->clsid, body + (have - sizeof(nitem_hdr)),
+                     slabs_tier_ptr(p->off + have), total - have);
+    }
+}
+
+void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
+                 size_t bodylen)
+{
+    char head[sizeof(nitem_hdr) + NVM_LINE_SIZE];
+    unsigned int id = h->clsid;
+    size_t total = sizeof(nitem_hdr) + bodylen;
+    size_t first = (size_t)(round_line(off + sizeof(nitem_hdr)) - off);
+    if (first > total) {
+        first = total;
+    }
+    /* The header and the body's bytes in the header's last line go out in
+     * one write, the rest in another: each line is written once. */
+    memcpy(head, h, sizeof(nitem_hdr));
+    memcpy(head + sizeof(nitem_hdr), body, first - sizeof(nitem_hdr));
+    nvm_write_cls(id, slabs_tier_ptr(off), head, first);
+    if (total > first) {
+        nvm_write_cls(id, slabs_tier_ptr(off + first),
+                      body + (first - sizeof(nitem_hdr)), total - first);
+    }
+}
+
+void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n)
+{
+    if (n > sizeof(*h)) {
+        n = sizeof(*h);
+    }
+    nvm_read_cls(slabs_tier_clsid(off), h, slabs_tier_ptr(off), n);
+}
+
+void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n)
+{
+    if (n > sizeof(*h)) {
+        n = sizeof(*h);
+    }
+    nvm_peek_cls(slabs_tier_clsid(off), h, slabs_tier_ptr(off), n);
+}
+
+void nitem_write_exptime(uint64_t off, rel_time_t exptime)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  slabs_tier_ptr(off + offsetof(nitem_hdr, exptime)),
+                  &exptime, sizeof(exptime));
+}
+
+void nitem_write_cas(uint64_t off, uint64_t cas)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  slabs_tier_ptr(off + offsetof(nitem_hdr, cas)),
+                  &cas, sizeof(cas));
+}
+
+void nitem_write_lru(uint64_t off, uint32_t lru)
+{
+    nvm_write_cls(slabs_tier_clsid(off),
+                  slabs_tier_ptr(off + offsetof(nitem_hdr, lru)), &lru,
+                  sizeof(lru));
+}
+
+static uint64_t trailer_off(uint64_t off, unsigned int id)
+{
+    return slabs_tier_chunk_end(off, id) - NITEM_TRAILER_BYTES;
+}
+
+void nitem_trailer_read(uint64_t off, nitem_trailer *t)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_read_cls(id, t, slabs_tier_ptr(trailer_off(off, id)), sizeof(*t));
+}
+
+void nitem_trailer_write(uint64_t off, const nitem_trailer *t)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, slabs_tier_ptr(trailer_off(off, id)), t, sizeof(*t));
+}
+
+void nitem_trailer_write_prev(uint64_t off, uint64_t prev)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, slabs_tier_ptr(trailer_off(off, id)
+                               + offsetof(nitem_trailer, prev)),
+                  &prev, sizeof(prev));
+}
+
+void nitem_trailer_write_next(uint64_t off, uint64_t next)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nvm_write_cls(id, slabs_tier_ptr(trailer_off(off, id)
+                               + offsetof(nitem_trailer, next)),
+                  &next, sizeof(next));
+}
+
+uint64_t nitem_lines(uint64_t off, size_t ntotal)
+{
+    return nvm_lines_spanned(slabs_tier_ptr(off), ntotal);
+}
+
+uint64_t *nitem_lock_chunk(uint64_t off, nitem_hdr *h, size_t need,
+                           bool wait, bool *busy)
+{
+    /* A linked item's hash never changes, so a torn read (the chunk being
+     * written or freed meanwhile) names either a bucket with no slot for
+     * off or, its hash being whole, the item that is linked there now. */
+    memset(h, 0, sizeof(*h));
+    nitem_peek_header(off, h, need < sizeof(h->hv) ? sizeof(h->hv) : need);
+    *busy = false;
+    if (wait) {
+        item_lock(h->hv);
+    } else if (item_trylock(h->hv) != 0) {
+        *busy = true;
+        return NULL;
+    }
+    uint64_t *locp = assoc_find_noff(h->hv, off);
+    if (locp == NULL) {
+        item_unlock(h->hv);
+    }
+    return locp;
+}
+
+/* ---- what the index asks of N items (hash_desc.h) ---- */
+
+static bool index_has_key(uint64_t off, const char *key, size_t nkey,
+                          struct nitem_probe *probe)
+{
+    struct nitem_probe local;
+    if (probe == NULL) {
+        probe = &local;
+    }
+    nitem_probe(off, nkey, probe);
+    return nitem_probe_matches(probe, key, nkey);
+}
+
+static uint64_t index_hash_of(uint64_t off)
+{
+    nitem_hdr h;
+    nitem_read_header(off, &h, sizeof(h.hv));
+    return h.hv;
+}
+
+const struct assoc_nitem_ops nitem_index_ops = {
+    .has_key = index_has_key,
+    .hash_of = index_hash_of,
+};
