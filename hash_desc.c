@@ -443,15 +443,6 @@ static void clear_slot(hd_bucket *b, int i, hd_bucket *prev)
     }
 }
 
-void assoc_delete(const char *key, size_t nkey, uint64_t hv)
-{
-    hd_bucket *b, *prev;
-    int slot;
-    if (find_slot(key, nkey, hv, false, NULL, &b, &slot, &prev)) {
-        clear_slot(b, slot, prev);
-    }
-}
-
 void assoc_delete_loc(uint64_t *locp, uint64_t hv)
 {
     hd_bucket *prev = NULL;
@@ -464,16 +455,6 @@ void assoc_delete_loc(uint64_t *locp, uint64_t hv)
             }
         }
     }
-}
-
-bool assoc_replace(item *old_it, item *new_it, uint64_t hv)
-{
-    uint64_t *locp = assoc_find_item(old_it, hv);
-    if (locp == NULL) {
-        return false;
-    }
-    *locp = hd_loc_from_item(new_it);
-    return true;
 }
 
 /* ---- expansion ---- */

@@ -228,11 +228,6 @@ uint64_t *assoc_find_item(const item *it, uint64_t hv);
 int assoc_insert(item *it, uint64_t hv);
 /* The same for any location word (an N item). */
 int assoc_insert_loc(uint64_t loc, uint64_t hv);
-/* Remove the key.  Caller holds item_lock(hv). */
-void assoc_delete(const char *key, size_t nkey, uint64_t hv);
-/* Point old_it's descriptor at new_it (same key); false if old_it is not
- * indexed.  Caller holds item_lock(hv). */
-bool assoc_replace(item *old_it, item *new_it, uint64_t hv);
 /* Remove the slot whose location word is *locp (from assoc_find_loc,
  * _noff or _item).  Caller holds item_lock(hv). */
 void assoc_delete_loc(uint64_t *locp, uint64_t hv);
