@@ -3,9 +3,7 @@
  *
  * The protocol layer (proto_text.c) and the stats/admin code see storage
  * only through these functions.  They are zone-agnostic on purpose: a lookup
- * returns an item wherever it lives, and when the N-zone lands the same calls
- * keep working (items.c, hash_desc.c, slabs.c, slabs_tier.c and migrate.c
- * change underneath).
+ * returns an item wherever it lives, D-zone or N-zone (doc/design.md).
  *
  * References: every item returned here carries one reference owned by the
  * caller, released with item_remove().  Linked items also hold one reference
