@@ -25,8 +25,13 @@
  * wake_armed and the pipe.  The counters are in struct server_stats,
  * under stats_lock.
  */
+#include "config.h"
 #include "accept_pause.h"
+#include "listen.h"
+#include "settings.h"
+#include "stats.h"
 
+#include <event.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

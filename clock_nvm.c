@@ -27,6 +27,7 @@
  * reclaims dead items first too), and under -M (may_evict false) only
  * dead items are taken.
  */
+#include "config.h"
 #include "clock_nvm.h"
 
 #include "hash_desc.h"

@@ -27,6 +27,7 @@
  * settings.lru_crawler_tocrawl items per class (0 = all); the crawler
  * sleeps settings.lru_crawler_sleep microseconds between items.
  */
+#include "config.h"
 #include "crawler.h"
 
 #include "items.h"

@@ -16,6 +16,7 @@
  * finishes with two multiply/xor-shift rounds so that every input bit
  * affects every output bit.
  */
+#include "config.h"
 #include "memcached.h"
 
 #include <string.h>

@@ -40,6 +40,7 @@
  * has migrated every bucket (by then every reader that could see it has
  * released its stripe).
  */
+#include "config.h"
 #include "hash_desc.h"
 
 #include <stdio.h>

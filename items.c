@@ -69,6 +69,7 @@
  * segmented LRU (items_duallru.c) replaces the CLOCK, and promotion and
  * demotion run through its Move segments (the callbacks near the end).
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 

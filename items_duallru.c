@@ -50,6 +50,7 @@
  *   - segment shares are item counts (memcached 1.6 uses bytes) and there
  *     is no age limit on HOT (hot_max_factor).
  */
+#include "config.h"
 #include "items_duallru.h"
 
 #include "hash_desc.h"

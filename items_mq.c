@@ -17,6 +17,7 @@
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
  */
+#include "config.h"
 #include "items_mq.h"
 
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  * and nvm getters, and the per-thread stats summed on read.  mig_base_lock
  * guards the migrate.c baseline taken by `stats reset`.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 

@@ -55,6 +55,7 @@
  *     counters are 8 bits wide, so a larger threshold could never be
  *     exceeded.
  */
+#include "config.h"
 #include "migrate.h"
 
 #include <string.h>

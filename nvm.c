@@ -36,6 +36,7 @@
  * per logical 64-byte line accessed through these functions (no CPU cache
  * model, so an upper bound), and the spin happens after the copy.
  */
+#include "config.h"
 #include "memcached.h"
 #include "nvm.h"
 

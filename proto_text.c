@@ -18,6 +18,7 @@
  * the separating spaces, keys are used where they lie, and values are
  * queued zero-copy with resp_add_item().
  */
+#include "config.h"
 #include "memcached.h"
 #include "items.h"
 #include "util.h"

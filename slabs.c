@@ -35,6 +35,7 @@
  * passes item_size_max / factor; the last class is exactly item_size_max so
  * every value accepted by -I fits one chunk (no chunked items here).
  */
+#include "config.h"
 #include "slabs.h"
 
 #include "slabs_tier.h"

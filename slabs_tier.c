@@ -30,6 +30,7 @@
  *   - Pages are not moved between classes in the N-zone (only D pages are
  *     reassigned, by slabs.c).
  */
+#include "config.h"
 #include "slabs_tier.h"
 
 #include "slabs.h"

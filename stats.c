@@ -11,6 +11,7 @@
  * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
  * guards struct server_stats; per-thread counters are summed without locks.
  */
+#include "config.h"
 #include "memcached.h"
 #include "items.h"
 #include "slabs.h"

@@ -14,6 +14,7 @@
  *   - conn_queue.lock: guards one worker's queue of new connections.
  *   - per-thread stats need no lock: see STAT_INCR in memcached.h.
  */
+#include "config.h"
 #include "memcached.h"
 
 #include "tier_reassign.h"

@@ -49,6 +49,7 @@
  *     page still counts for its source), so a slow move cannot make the
  *     next period plan the same move twice.
  */
+#include "config.h"
 #include "tier_reassign.h"
 
 #include "items.h"

@@ -11,6 +11,7 @@
  * parse refuses a minus sign on any non-zero value (strtoull would silently
  * wrap "-1" to 2^64-1).
  */
+#include "config.h"
 #include "memcached.h"
 #include "util.h"
 

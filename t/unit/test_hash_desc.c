@@ -9,6 +9,7 @@
  * their location words (hot metadata included) are packed and unpacked
  * with the hash_desc.h helpers.
  */
+#include "config.h"
 #include "hash_desc.h"
 #include "slabs.h"
 #include "unit_support.h"

@@ -4,6 +4,7 @@
  * cas), incr/decr as stock memcached 1.6.18 behaves, expiry, flush,
  * eviction and -M, the crawler, metadump and the `stats` names.
  */
+#include "config.h"
 #include "items.h"
 #include "crawler.h"
 #include "unit_support.h"

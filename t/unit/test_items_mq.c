@@ -7,6 +7,7 @@
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
  */
+#include "config.h"
 #include "items_mq.h"
 #include "unit_support.h"
 

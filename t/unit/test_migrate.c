@@ -7,6 +7,7 @@
  *
  * The concurrent part is the one to run under -fsanitize=thread.
  */
+#include "config.h"
 #include "migrate.h"
 #include "unit_support.h"
 

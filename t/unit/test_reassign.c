@@ -8,6 +8,7 @@
  *
  * Random inputs come from a fixed-seed xorshift, so runs repeat exactly.
  */
+#include "config.h"
 #include "reassign_dp.h"
 #include "memcached.h" /* only for MAX_NUMBER_OF_SLAB_CLASSES */
 

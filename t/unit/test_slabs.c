@@ -3,6 +3,7 @@
  * budget (-m, first page per class past the limit, -L), free list reuse,
  * cache_memlimit, page reassignment and `stats slabs` output.
  */
+#include "config.h"
 #include "slabs.h"
 #include "unit_support.h"
 

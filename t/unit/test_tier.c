@@ -8,6 +8,7 @@
  * when the candidate changes between the sweep's unlocked read and its
  * lock, the tier counters of `stats tier`, and the DRAM-only fallback.
  */
+#include "config.h"
 #include "items.h"
 #include "hash_desc.h"
 #include "migrate.h"

@@ -7,6 +7,7 @@
  * connection output API, plus TAP output.
  * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
  */
+#include "config.h"
 #include "unit_support.h"
 
 #include <stdarg.h>
