@@ -32,6 +32,8 @@
 
 #include "hash_desc.h"
 #include "slabs.h"
+#include "item_lock.h"
+#include "slab_class.h"
 
 struct hand {
     pthread_mutex_t lock;

@@ -17,9 +17,14 @@
 #include "config.h"
 #include "conn.h"
 #include "accept_pause.h"
+#include "clock.h"
+#include "item.h"
 #include "items.h"
 #include "listen.h"
 #include "proto_text.h"
+#include "settings.h"
+#include "stat_counter.h"
+#include "stats.h"
 #include "thread.h"
 
 #include <arpa/inet.h>

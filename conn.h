@@ -50,16 +50,6 @@ enum network_transport { local_transport, tcp_transport, udp_transport };
 
 #define IS_UDP(x) ((x) == udp_transport)
 
-/* what complete_nread stores once the value has arrived */
-enum store_cmd {
-    NREAD_ADD = 1,
-    NREAD_SET,
-    NREAD_REPLACE,
-    NREAD_APPEND,
-    NREAD_PREPEND,
-    NREAD_CAS
-};
-
 /* One queued piece of a reply: bytes copied into the connection's response
  * buffer, or a window into an item's value that holds a reference to the
  * item until the bytes are on the wire. */

@@ -35,6 +35,10 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "conn.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <errno.h>
 #include <stdlib.h>

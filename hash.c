@@ -17,7 +17,7 @@
  * affects every output bit.
  */
 #include "config.h"
-#include "memcached.h"
+#include "hash.h"
 
 #include <string.h>
 

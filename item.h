@@ -21,6 +21,16 @@
 
 typedef uint32_t client_flags_t;
 
+/* what a store does with the new value (store_item, complete_nread) */
+enum store_cmd {
+    NREAD_ADD = 1,
+    NREAD_SET,
+    NREAD_REPLACE,
+    NREAD_APPEND,
+    NREAD_PREPEND,
+    NREAD_CAS
+};
+
 /* One header layout for every stored item.  The key follows the header
  * (nkey bytes then a NUL), the value follows the key (nbytes bytes, the last
  * two of which are "\r\n").  The header is zone-agnostic: when the N-zone

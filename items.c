@@ -82,6 +82,15 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -56,6 +56,9 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "slabs.h"
+#include "item.h"
+#include "item_lock.h"
+#include "slab_class.h"
 
 #include <string.h>
 

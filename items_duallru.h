@@ -23,7 +23,7 @@
 #ifndef ITEMS_DUALLRU_H
 #define ITEMS_DUALLRU_H
 
-#include "memcached.h"
+#include "item.h"
 #include "slabs_tier.h"
 
 enum dlru_seg {

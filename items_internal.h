@@ -6,7 +6,7 @@
 #ifndef ITEMS_INTERNAL_H
 #define ITEMS_INTERNAL_H
 
-#include "memcached.h"
+#include "slab_class.h"
 
 typedef _Atomic uint64_t counter_t;
 

@@ -19,7 +19,14 @@
  */
 #include "config.h"
 #include "items_mq.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
+#include "slab_class.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 

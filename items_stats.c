@@ -20,6 +20,12 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "clock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,9 @@
 #include "config.h"
 #include "listen.h"
 #include "accept_pause.h"
+#include "conn.h"
+#include "settings.h"
+#include "stats.h"
 #include "thread.h"
 #include "util.h"
 

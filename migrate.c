@@ -57,6 +57,12 @@
  */
 #include "config.h"
 #include "migrate.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <string.h>
 

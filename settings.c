@@ -13,6 +13,7 @@
  */
 #include "config.h"
 #include "settings.h"
+#include "nvm.h"
 #include "tier_reassign.h"
 #include "util.h"
 

@@ -39,6 +39,12 @@
 #include "slabs.h"
 
 #include "slabs_tier.h"
+#include "item.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>

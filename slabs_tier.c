@@ -34,6 +34,10 @@
 #include "slabs_tier.h"
 
 #include "slabs.h"
+#include "clock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <stddef.h>
 #include <stdio.h>

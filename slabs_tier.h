@@ -17,7 +17,8 @@
 #ifndef SLABS_TIER_H
 #define SLABS_TIER_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "item.h"
 
 #include <string.h>
 

@@ -12,9 +12,16 @@
  * guards struct server_stats; per-thread counters are summed without locks.
  */
 #include "config.h"
-#include "memcached.h"
+#include "stats.h"
+#include "clock.h"
+#include "conn.h"
+#include "hash.h"
 #include "items.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
 #include "slabs.h"
+#include "stat_counter.h"
 #include "tier_reassign.h"
 
 #include <stdarg.h>

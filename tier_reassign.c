@@ -55,6 +55,11 @@
 #include "items.h"
 #include "migrate.h"
 #include "slabs.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

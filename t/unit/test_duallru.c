@@ -12,6 +12,10 @@
 #include "items_duallru.h"
 #include "items_mq.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
 
 #include <stdlib.h>
 #include <string.h>

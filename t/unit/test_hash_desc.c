@@ -13,6 +13,11 @@
 #include "hash_desc.h"
 #include "slabs.h"
 #include "unit_support.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
 
 #include <stdalign.h>
 #include <stdio.h>

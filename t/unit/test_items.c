@@ -8,6 +8,13 @@
 #include "items.h"
 #include "crawler.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "conn.h"
+#include "item.h"
+#include "settings.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,11 @@
 #include "config.h"
 #include "items_mq.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,12 @@
 #include "config.h"
 #include "migrate.h"
 #include "unit_support.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <sched.h>
 #include <stdio.h>

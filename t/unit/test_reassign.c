@@ -10,7 +10,7 @@
  */
 #include "config.h"
 #include "reassign_dp.h"
-#include "memcached.h" /* only for MAX_NUMBER_OF_SLAB_CLASSES */
+#include "slab_class.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -6,6 +6,9 @@
 #include "config.h"
 #include "slabs.h"
 #include "unit_support.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,6 +15,15 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,13 @@
  */
 #include "config.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "conn.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdarg.h>
 #include <stdio.h>
