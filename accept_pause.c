@@ -61,7 +61,7 @@ static uint64_t usec_since(const struct timespec *t0)
  * A probe failing for another reason says nothing: let accept() tell. */
 static bool room_to_accept(void)
 {
-    if (!settings.maxconns_fast && conn_limit_reached()) {
+    if (!settings.listen.maxconns_fast && conn_limit_reached()) {
         return false;
     }
     int probe = socket(AF_UNIX, SOCK_STREAM, 0);

@@ -53,7 +53,7 @@ bool conn_limit_reached(void)
 {
     pthread_mutex_lock(&stats_lock);
     bool over = stats.curr_conns + stats.reserved_fds >=
-                (uint64_t)settings.maxconns - 1;
+                (uint64_t)settings.listen.maxconns - 1;
     pthread_mutex_unlock(&stats_lock);
     return over;
 }
@@ -72,7 +72,7 @@ void listeners_arm(bool on)
 
 void listener_accept(conn *listener)
 {
-    if (!settings.maxconns_fast && conn_limit_reached()) {
+    if (!settings.listen.maxconns_fast && conn_limit_reached()) {
         /* memcached's -c is its descriptor limit: wait for room */
         if (settings.verbose > 0) {
             fprintf(stderr, "Too many open connections\n");
@@ -100,7 +100,7 @@ void listener_accept(conn *listener)
         close(sfd);
         return;
     }
-    if (settings.maxconns_fast && conn_limit_reached()) {
+    if (settings.listen.maxconns_fast && conn_limit_reached()) {
         reject_conn(sfd);
         return;
     }
@@ -216,7 +216,7 @@ static int server_socket(const char *host, int port, bool is_udp,
             continue;
         }
         success = true;
-        if (!is_udp && listen(sfd, settings.backlog) == -1) {
+        if (!is_udp && listen(sfd, settings.listen.backlog) == -1) {
             perror("listen()");
             close(sfd);
             freeaddrinfo(ai);
@@ -247,10 +247,10 @@ static int server_socket(const char *host, int port, bool is_udp,
  * port as host:port or [v6]:port. */
 static int server_sockets(int port, bool is_udp, FILE *portfile)
 {
-    if (settings.inter == NULL) {
+    if (settings.listen.inter == NULL) {
         return server_socket(NULL, port, is_udp, portfile);
     }
-    char *list = strdup(settings.inter);
+    char *list = strdup(settings.listen.inter);
     if (list == NULL) {
         fprintf(stderr, "Failed to allocate memory for listen list\n");
         return 1;
@@ -328,7 +328,7 @@ static int server_socket_unix(const char *path, int access_mask)
         return 1;
     }
     umask(old_umask);
-    if (listen(sfd, settings.backlog) == -1) {
+    if (listen(sfd, settings.listen.backlog) == -1) {
         perror("listen()");
         close(sfd);
         return 1;
@@ -340,10 +340,10 @@ static int server_socket_unix(const char *path, int access_mask)
 void listeners_open(struct event_base *base)
 {
     listen_base = base;
-    if (settings.socketpath != NULL) {
-        if (server_socket_unix(settings.socketpath, settings.access) != 0) {
+    if (settings.listen.socketpath != NULL) {
+        if (server_socket_unix(settings.listen.socketpath, settings.listen.access) != 0) {
             fprintf(stderr, "failed to listen on UNIX socket: %s\n",
-                    settings.socketpath);
+                    settings.listen.socketpath);
             exit(EX_OSERR);
         }
         return;
@@ -362,16 +362,16 @@ void listeners_open(struct event_base *base)
         }
     }
     errno = 0;
-    if (server_sockets(settings.port, false, portfile) != 0) {
+    if (server_sockets(settings.listen.port, false, portfile) != 0) {
         fprintf(stderr, "failed to listen on TCP port %d: %s\n",
-                settings.port, strerror(errno ? errno : EADDRINUSE));
+                settings.listen.port, strerror(errno ? errno : EADDRINUSE));
         exit(EX_OSERR);
     }
-    if (settings.udpport != 0) {
+    if (settings.listen.udpport != 0) {
         errno = 0;
-        if (server_sockets(settings.udpport, true, portfile) != 0) {
+        if (server_sockets(settings.listen.udpport, true, portfile) != 0) {
             fprintf(stderr, "failed to listen on UDP port %d: %s\n",
-                    settings.udpport, strerror(errno ? errno : EADDRINUSE));
+                    settings.listen.udpport, strerror(errno ? errno : EADDRINUSE));
             exit(EX_OSERR);
         }
     }

@@ -111,7 +111,7 @@ static void raise_limits(void)
         fprintf(stderr, "failed to getrlimit number of files\n");
         exit(EX_OSERR);
     }
-    rlim_t want = (rlim_t)settings.maxconns;
+    rlim_t want = (rlim_t)settings.listen.maxconns;
     if (rlim.rlim_cur < want) {
         rlim.rlim_cur = want;
         if (rlim.rlim_max < want) {
@@ -126,8 +126,8 @@ static void raise_limits(void)
     }
     int max_fds = (int)(rlim.rlim_cur > INT_MAX / 2 ? INT_MAX / 2
                                                 : rlim.rlim_cur);
-    if ((size_t)max_fds > (size_t)settings.maxconns * 2 + 1024) {
-        max_fds = settings.maxconns * 2 + 1024;
+    if ((size_t)max_fds > (size_t)settings.listen.maxconns * 2 + 1024) {
+        max_fds = settings.listen.maxconns * 2 + 1024;
     }
     conn_table_init(max_fds);
 }

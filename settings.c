@@ -31,17 +31,17 @@ void settings_init(void)
 {
     memset(&settings, 0, sizeof(settings));
     settings.use_cas = true;
-    settings.access = 0700;
-    settings.port = 11211;
-    settings.udpport = 0;
-    settings.inter = NULL;
+    settings.listen.access = 0700;
+    settings.listen.port = 11211;
+    settings.listen.udpport = 0;
+    settings.listen.inter = NULL;
     settings.maxbytes = 64 * 1024 * 1024;
-    settings.maxconns = 1024;
+    settings.listen.maxconns = 1024;
     settings.verbose = 0;
     settings.oldest_live = 0;
     settings.oldest_cas = 0;
     settings.evict_to_free = 1;
-    settings.socketpath = NULL;
+    settings.listen.socketpath = NULL;
     settings.factor = 1.25;
     settings.chunk_size = 48;
     settings.num_threads = 4;
@@ -49,13 +49,13 @@ void settings_init(void)
     settings.prefix_delimiter = ':';
     settings.detail_enabled = 0;
     settings.reqs_per_event = 20;
-    settings.backlog = 1024;
+    settings.listen.backlog = 1024;
     settings.binding_protocol = negotiating_prot;
     settings.item_size_max = 1024 * 1024;
     settings.slab_page_size = 1024 * 1024;
     settings.slab_chunk_size_max = settings.slab_page_size / 2;
     settings.sasl = false;
-    settings.maxconns_fast = true;
+    settings.listen.maxconns_fast = true;
     settings.lru_crawler = true;
     settings.lru_crawler_sleep = 100;
     settings.lru_crawler_tocrawl = 0;
@@ -400,9 +400,9 @@ static bool parse_tier_subopt(const char *name, const char *val)
 static void parse_subopt(char *name, char *val)
 {
     if (strcmp(name, "maxconns_fast") == 0) {
-        settings.maxconns_fast = true;
+        settings.listen.maxconns_fast = true;
     } else if (strcmp(name, "no_maxconns_fast") == 0) {
-        settings.maxconns_fast = false;
+        settings.listen.maxconns_fast = false;
     } else if (strcmp(name, "hashpower") == 0) {
         uint32_t hp = subopt_u32(name, val);
         if (hp < 12) {
@@ -487,18 +487,18 @@ static void parse_subopts(char *list)
 
 static void append_listen(const char *addr)
 {
-    if (settings.inter == NULL) {
-        settings.inter = strdup(addr);
+    if (settings.listen.inter == NULL) {
+        settings.listen.inter = strdup(addr);
         return;
     }
-    size_t len = strlen(settings.inter) + strlen(addr) + 2;
+    size_t len = strlen(settings.listen.inter) + strlen(addr) + 2;
     char *joined = malloc(len);
     if (joined == NULL) {
         die("Failed to allocate memory for the listen list");
     }
-    snprintf(joined, len, "%s,%s", settings.inter, addr);
-    free(settings.inter);
-    settings.inter = joined;
+    snprintf(joined, len, "%s,%s", settings.listen.inter, addr);
+    free(settings.listen.inter);
+    settings.listen.inter = joined;
 }
 
 static void parse_item_size(const char *arg)
@@ -593,13 +593,13 @@ void settings_parse(int argc, char **argv)
             if (*optarg == '\0' || *end != '\0' || mask < 0 || mask > 0777) {
                 die("Invalid unix socket mask: %s", optarg);
             }
-            settings.access = (int)mask;
+            settings.listen.access = (int)mask;
             break;
         }
         case 'A': settings.shutdown_command = true; break;
-        case 'p': settings.port = parse_int_arg(optarg, "-p"); break;
-        case 's': settings.socketpath = optarg; break;
-        case 'U': settings.udpport = parse_int_arg(optarg, "-U"); break;
+        case 'p': settings.listen.port = parse_int_arg(optarg, "-p"); break;
+        case 's': settings.listen.socketpath = optarg; break;
+        case 'U': settings.listen.udpport = parse_int_arg(optarg, "-U"); break;
         case 'm': {
             uint64_t bytes;
             if (!parse_size(optarg, 1024 * 1024, &bytes) || bytes == 0) {
@@ -610,8 +610,8 @@ void settings_parse(int argc, char **argv)
         }
         case 'M': settings.evict_to_free = 0; break;
         case 'c':
-            settings.maxconns = parse_int_arg(optarg, "-c");
-            if (settings.maxconns <= 0) {
+            settings.listen.maxconns = parse_int_arg(optarg, "-c");
+            if (settings.listen.maxconns <= 0) {
                 die("Maximum connections must be greater than 0");
             }
             break;
@@ -674,8 +674,8 @@ void settings_parse(int argc, char **argv)
             break;
         case 'C': settings.use_cas = false; break;
         case 'b':
-            settings.backlog = parse_int_arg(optarg, "-b");
-            if (settings.backlog <= 0) {
+            settings.listen.backlog = parse_int_arg(optarg, "-b");
+            if (settings.listen.backlog <= 0) {
                 die("Listen backlog must be greater than 0");
             }
             break;
@@ -743,7 +743,7 @@ void settings_check(void)
     if ((uint64_t)settings.item_size_max > settings.maxbytes / 2) {
         die("Cannot set item size limit higher than 1/2 of memory max.");
     }
-    if (settings.socketpath != NULL && settings.inter != NULL) {
+    if (settings.listen.socketpath != NULL && settings.listen.inter != NULL) {
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
     settings.num_threads_per_udp = settings.num_threads;

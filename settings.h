@@ -12,6 +12,7 @@
 #define SETTINGS_H
 
 #include "clock.h"
+#include "listen.h"
 #include "nvm.h"
 
 #include <stdbool.h>
@@ -44,17 +45,12 @@ enum tier_reassign {
 enum protocol { ascii_prot = 3, binary_prot, negotiating_prot };
 
 struct settings {
+    struct listen_config listen;  /* where and how many clients (listen.h) */
     size_t maxbytes;              /* -m, DRAM item memory */
-    int maxconns;                 /* -c */
-    int port;                     /* -p */
-    int udpport;                  /* -U */
-    char *inter;                  /* -l, comma list, NULL = any */
     int verbose;
     rel_time_t oldest_live;       /* flush_all: items older are invalid */
     uint64_t oldest_cas;          /* flush_all: items with lower cas invalid */
     int evict_to_free;            /* 0 with -M */
-    char *socketpath;             /* -s */
-    int access;                   /* -a */
     double factor;                /* -f */
     int chunk_size;               /* -n */
     int num_threads;              /* -t */
@@ -64,12 +60,10 @@ struct settings {
     int reqs_per_event;           /* -R */
     bool use_cas;                 /* !-C */
     enum protocol binding_protocol;
-    int backlog;                  /* -b */
     int item_size_max;            /* -I */
     int slab_page_size;
     int slab_chunk_size_max;
     bool sasl;
-    bool maxconns_fast;
     bool lru_crawler;
     uint32_t lru_crawler_sleep;
     uint32_t lru_crawler_tocrawl;
