@@ -701,6 +701,7 @@ void settings_parse(int argc, char **argv)
                 die("Failed to allocate memory for -o");
             }
             parse_subopts(copy);
+            free(copy);
             break;
         }
         default:
