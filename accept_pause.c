@@ -25,8 +25,13 @@
  * wake_armed and the pipe.  The counters are in struct server_stats,
  * under stats_lock.
  */
+#include "config.h"
 #include "accept_pause.h"
+#include "listen.h"
+#include "settings.h"
+#include "stats.h"
 
+#include <event.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +61,7 @@ static uint64_t usec_since(const struct timespec *t0)
  * A probe failing for another reason says nothing: let accept() tell. */
 static bool room_to_accept(void)
 {
-    if (!settings.maxconns_fast && conn_limit_reached()) {
+    if (!settings.listen.maxconns_fast && conn_limit_reached()) {
         return false;
     }
     int probe = socket(AF_UNIX, SOCK_STREAM, 0);

@@ -5,9 +5,8 @@
 #ifndef ACCEPT_PAUSE_H
 #define ACCEPT_PAUSE_H
 
-#include "memcached.h"
-
 #include <errno.h>
+#include <stdbool.h>
 
 /* accept() failed for want of a descriptor or of kernel memory: retrying
  * at once cannot succeed. */
@@ -16,15 +15,12 @@ static inline bool accept_shortage(int err)
     return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
 }
 
+struct event_base;
 /* Main thread, at start-up, before the worker threads exist. */
 void accept_pause_init(struct event_base *main_base);
 /* Main thread: the pending connection cannot be taken now. */
 void accept_pause(void);
 /* Any worker, after it closed a client connection. */
 void accept_pause_conn_closed(void);
-
-/* Provided by memcached.c, which owns the listeners (main thread). */
-void listeners_arm(bool on);
-bool conn_limit_reached(void);
 
 #endif

@@ -28,10 +28,13 @@
  * reclaims dead items first too), and under -M (may_evict false) only
  * dead items are taken.
  */
+#include "config.h"
 #include "clock_nvm.h"
 
 #include "hash_desc.h"
 #include "slabs.h"
+#include "item_lock.h"
+#include "slab_class.h"
 
 struct hand {
     pthread_mutex_t lock;

@@ -10,7 +10,6 @@
 #ifndef CLOCK_NVM_H
 #define CLOCK_NVM_H
 
-#include "memcached.h"
 #include "nitem.h"
 
 /* The storage engine's side (items.c), called with the candidate's item

@@ -27,6 +27,7 @@
  * settings.lru_crawler_tocrawl items per class (0 = all); the crawler
  * sleeps settings.lru_crawler_sleep microseconds between items.
  */
+#include "config.h"
 #include "crawler.h"
 
 #include "items.h"
@@ -34,6 +35,10 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "conn.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #ifndef CRAWLER_H
 #define CRAWLER_H
 
-#include "memcached.h"
+#include "item.h"
 
 /* Start/stop the crawler thread (storage_start_threads / stop). */
 int crawler_start(void);       /* 0 = ok */

@@ -16,7 +16,8 @@
  * finishes with two multiply/xor-shift rounds so that every input bit
  * affects every output bit.
  */
-#include "memcached.h"
+#include "config.h"
+#include "hash.h"
 
 #include <string.h>
 

@@ -40,8 +40,14 @@
  * has migrated every bucket (by then every reader that could see it has
  * released its stripe).
  */
+#include "config.h"
 #include "hash_desc.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

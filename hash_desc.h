@@ -17,7 +17,8 @@
 #ifndef HASH_DESC_H
 #define HASH_DESC_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "item.h"
 
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
 #define HD_HASHPOWER_DEFAULT 16

@@ -61,6 +61,7 @@
  * What differs between tier policies is asked of active_policy
  * (tier_policy.h), chosen once by storage_init.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
@@ -72,6 +73,15 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <ctype.h>
 #include <stdio.h>

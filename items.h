@@ -20,7 +20,11 @@
 #ifndef ITEMS_H
 #define ITEMS_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "conn.h"
+#include "item.h"
+#include "stats.h"
+#include "thread.h"
 
 #define DONT_UPDATE false
 #define DO_UPDATE true

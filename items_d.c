@@ -14,11 +14,14 @@
  * waits for another); the MQ class lock and the slabs lock are taken
  * inside item locks.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
 #include "crawler.h"
 #include "hash_desc.h"
+#include "hash.h"
+#include "item_lock.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slabs.h"

@@ -50,11 +50,15 @@
  *   - segment shares are item counts (memcached 1.6 uses bytes) and there
  *     is no age limit on HOT (hot_max_factor).
  */
+#include "config.h"
 #include "items_duallru.h"
 
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "slabs.h"
+#include "item.h"
+#include "item_lock.h"
+#include "slab_class.h"
 
 #include <string.h>
 

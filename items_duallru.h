@@ -23,7 +23,7 @@
 #ifndef ITEMS_DUALLRU_H
 #define ITEMS_DUALLRU_H
 
-#include "memcached.h"
+#include "item.h"
 #include "nitem.h"
 
 enum dlru_seg {

@@ -8,11 +8,14 @@
  * counted accessors); the D queues are walked by items_mq.c under their
  * class lock.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
 #include "crawler.h"
 #include "hash_desc.h"
+#include "hash.h"
+#include "item_lock.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "slabs_tier.h"

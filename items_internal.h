@@ -11,7 +11,12 @@
 #ifndef ITEMS_INTERNAL_H
 #define ITEMS_INTERNAL_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "thread.h"
+
 #include "clock_nvm.h"
 #include "hash_desc.h"
 #include "items_mq.h"

@@ -17,8 +17,16 @@
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
  */
+#include "config.h"
 #include "items_mq.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
+#include "slab_class.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 

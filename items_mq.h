@@ -26,7 +26,8 @@
 #ifndef ITEMS_MQ_H
 #define ITEMS_MQ_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "item.h"
 
 #define MQ_QUEUES_MAX 16
 #define MQ_QUEUES_DEFAULT 8

@@ -17,12 +17,14 @@
  * chunk is only read or written under it.  The reader counts and the
  * in-flight gauges are relaxed atomics; debugfail's count is an atomic.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
 #include "clock_nvm.h"
 #include "crawler.h"
 #include "hash_desc.h"
+#include "item_lock.h"
 #include "migrate.h"
 #include "tier_reassign.h"
 

@@ -7,6 +7,7 @@
  * and nvm getters, and the per-thread stats summed on read.  mig_base_lock
  * guards the migrate.c baseline taken by `stats reset`.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
@@ -18,6 +19,12 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
+#include "clock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

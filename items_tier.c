@@ -14,11 +14,13 @@
  * an N item hold copies).  tier_thr.lock guards the thread's start/stop
  * state only.
  */
+#include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
 #include "clock_nvm.h"
 #include "hash_desc.h"
+#include "item_lock.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slabs.h"

@@ -55,7 +55,14 @@
  *     counters are 8 bits wide, so a larger threshold could never be
  *     exceeded.
  */
+#include "config.h"
 #include "migrate.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <string.h>
 

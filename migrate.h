@@ -11,7 +11,7 @@
 #ifndef MIGRATE_H
 #define MIGRATE_H
 
-#include "memcached.h"
+#include "thread.h"
 
 /* ---- counters and decay (pure arithmetic) ----
  * A counter saturates at `max`.  Decay at the end of each epoch:

@@ -8,9 +8,11 @@
  * guards it, items_duallru.c's class lock); the page table is read
  * without a lock, as slabs_tier.c allows.
  */
+#include "config.h"
 #include "nitem.h"
 
 #include "hash_desc.h"
+#include "item_lock.h"
 #include "nvm.h"
 
 #include <stddef.h>

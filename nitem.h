@@ -12,8 +12,9 @@
 #ifndef NITEM_H
 #define NITEM_H
 
-#include "memcached.h"
+#include "clock.h"
 #include "hash_desc.h"
+#include "item.h"
 #include "slabs_tier.h"
 
 #include <string.h>

@@ -23,7 +23,7 @@
  *     baseline.  Never taken on the access path (only when a thread touches
  *     the zone for the first time, when it exits, and by stats readers).
  *   - each counter in a block is written only by the thread that owns the
- *     block, with relaxed atomic load+store (memcached.h STAT_ADD): a plain
+ *     block, with relaxed atomic load+store (stat_counter.h STAT_ADD): a plain
  *     add for the owner, race-free for the readers who sum under the lock.
  *     The one shared fallback block (used if a block cannot be allocated)
  *     uses atomic fetch-add instead.
@@ -36,8 +36,10 @@
  * per logical 64-byte line accessed through these functions (no CPU cache
  * model, so an upper bound), and the spin happens after the copy.
  */
-#include "memcached.h"
+#include "config.h"
 #include "nvm.h"
+#include "slab_class.h"
+#include "stat_counter.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -58,6 +58,10 @@ struct nvm_zone {
     struct pmem2_map *map;
 };
 
+/* The daemon's N-zone, opened from settings.nvm at start-up (defined in
+ * memcached.c); backend NVM_BACKEND_NONE without one. */
+extern struct nvm_zone nvm_zone;
+
 #define NVM_LINE_SIZE 64
 
 /* ---- configuration and start-up ---- */

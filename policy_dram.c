@@ -3,6 +3,7 @@
  * (doc/tiering.md "Policies"): memcached's single tier.  The engine never
  * asks it about the N-zone (there is none), so it decides nothing.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "items_mq.h"

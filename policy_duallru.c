@@ -9,6 +9,7 @@
  * Locks: items_duallru.c's (its class locks inside item locks); the
  * engine pointer is written once by init before any thread starts.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "items_duallru.h"

@@ -8,6 +8,7 @@
  * N; a full N class frees chunks with the CLOCK (clock_nvm.c).  No state
  * of its own, so no lock.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"

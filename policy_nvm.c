@@ -4,6 +4,7 @@
  * and nothing is promoted; D holds only what the N-zone could not take
  * (n_fallbacks).  The CLOCK frees N chunks.  No state, no lock.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"

@@ -4,6 +4,7 @@
  * D's MQ victims are demoted, placement and the N-zone's CLOCK as in
  * hmcached.  No state, no lock.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"

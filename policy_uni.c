@@ -4,9 +4,11 @@
  * proportion to the zones' capacities, and items never move between
  * zones (D victims are evicted).  No state, no lock.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
+#include "hash.h"
 #include "items_mq.h"
 
 static bool by_capacity(const struct placement_query *q, item **chunk)

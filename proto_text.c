@@ -2,7 +2,7 @@
  * proto_text.c: the ASCII protocol of memcached 1.6.18, classic and meta.
  *
  * Owns command parsing and reply formatting for one framed request line:
- * memcached.c hands us the line (NUL-terminated, "\r\n" stripped) through
+ * conn.c hands us the line (NUL-terminated, "\r\n" stripped) through
  * process_command_ascii(), and calls complete_nread() once the value of a
  * storage command has been read into the item we allocated.  Replies are
  * byte-for-byte those of stock memcached 1.6.18, including its error
@@ -18,8 +18,19 @@
  * the separating spaces, keys are used where they lie, and values are
  * queued zero-copy with resp_add_item().
  */
-#include "memcached.h"
+#include "config.h"
+#include "proto_text.h"
+#include "clock.h"
+#include "conn.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
 #include "items.h"
+#include "memcached.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
 #include "util.h"
 
 #include <limits.h>

@@ -59,6 +59,7 @@
  *     every page move evicts or demotes a page of items, so chasing noise
  *     in the counters would cost more than it gains.
  */
+#include "config.h"
 #include "reassign_dp.h"
 
 #include <math.h>

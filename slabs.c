@@ -35,9 +35,16 @@
  * passes item_size_max / factor; the last class is exactly item_size_max so
  * every value accepted by -I fits one chunk (no chunked items here).
  */
+#include "config.h"
 #include "slabs.h"
 
 #include "slabs_tier.h"
+#include "item.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>

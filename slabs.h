@@ -13,8 +13,6 @@
 #ifndef SLABS_H
 #define SLABS_H
 
-#include "memcached.h"
-
 #include "items.h"
 
 /* Zones whose pages slabs.c holds (the N-zone's are in slabs_tier.c). */

@@ -29,9 +29,14 @@
  *   - Pages are not moved between classes in the N-zone (only D pages are
  *     reassigned, by slabs.c).
  */
+#include "config.h"
 #include "slabs_tier.h"
 
 #include "slabs.h"
+#include "clock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <stddef.h>
 #include <stdio.h>

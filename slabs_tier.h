@@ -18,7 +18,8 @@
 #ifndef SLABS_TIER_H
 #define SLABS_TIER_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "item.h"
 
 /* ---- the allocator ---- */
 

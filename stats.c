@@ -11,9 +11,17 @@
  * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
  * guards struct server_stats; per-thread counters are summed without locks.
  */
-#include "memcached.h"
+#include "config.h"
+#include "stats.h"
+#include "clock.h"
+#include "conn.h"
+#include "hash.h"
 #include "items.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
 #include "slabs.h"
+#include "stat_counter.h"
 #include "tier_reassign.h"
 
 #include <stdarg.h>
@@ -104,10 +112,10 @@ static void connection_stats(ADD_STAT add_stats, void *c)
     pthread_mutex_lock(&stats_lock);
     struct server_stats s = stats;
     pthread_mutex_unlock(&stats_lock);
-    append_stat("max_connections", add_stats, c, "%d", settings.maxconns);
+    append_stat("max_connections", add_stats, c, "%d", settings.listen.maxconns);
     APPEND_U64("curr_connections", s.curr_conns);
     APPEND_U64("total_connections", s.total_conns);
-    if (settings.maxconns_fast) {
+    if (settings.listen.maxconns_fast) {
         /* memcached lists it only when it refuses connections */
         APPEND_U64("rejected_connections", s.rejected_conns);
     }
@@ -213,19 +221,19 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c);
 void process_stat_settings(ADD_STAT add_stats, void *c)
 {
     APPEND_U64("maxbytes", settings.maxbytes);
-    append_stat("maxconns", add_stats, c, "%d", settings.maxconns);
-    append_stat("tcpport", add_stats, c, "%d", settings.port);
-    append_stat("udpport", add_stats, c, "%d", settings.udpport);
+    append_stat("maxconns", add_stats, c, "%d", settings.listen.maxconns);
+    append_stat("tcpport", add_stats, c, "%d", settings.listen.port);
+    append_stat("udpport", add_stats, c, "%d", settings.listen.udpport);
     append_stat("inter", add_stats, c, "%s",
-                settings.inter ? settings.inter : "NULL");
+                settings.listen.inter ? settings.listen.inter : "NULL");
     append_stat("verbosity", add_stats, c, "%d", settings.verbose);
     append_stat("oldest", add_stats, c, "%lu",
                 (unsigned long)settings.oldest_live);
     append_stat("evictions", add_stats, c, "%s",
                 settings.evict_to_free ? "on" : "off");
     append_stat("domain_socket", add_stats, c, "%s",
-                settings.socketpath ? settings.socketpath : "NULL");
-    append_stat("umask", add_stats, c, "%o", settings.access);
+                settings.listen.socketpath ? settings.listen.socketpath : "NULL");
+    append_stat("umask", add_stats, c, "%o", settings.listen.access);
     append_stat("shutdown_command", add_stats, c, "%s",
                 yes_no(settings.shutdown_command));
     append_stat("growth_factor", add_stats, c, "%.2f", settings.factor);
@@ -240,14 +248,14 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     append_stat("reqs_per_event", add_stats, c, "%d",
                 settings.reqs_per_event);
     append_stat("cas_enabled", add_stats, c, "%s", yes_no(settings.use_cas));
-    append_stat("tcp_backlog", add_stats, c, "%d", settings.backlog);
+    append_stat("tcp_backlog", add_stats, c, "%d", settings.listen.backlog);
     append_stat("binding_protocol", add_stats, c, "%s",
                 protocol_name(settings.binding_protocol));
     append_stat("auth_enabled_sasl", add_stats, c, "%s", yes_no(settings.sasl));
     append_stat("auth_enabled_ascii", add_stats, c, "%s", "no");
     append_stat("item_size_max", add_stats, c, "%d", settings.item_size_max);
     append_stat("maxconns_fast", add_stats, c, "%s",
-                yes_no(settings.maxconns_fast));
+                yes_no(settings.listen.maxconns_fast));
     append_stat("hashpower_init", add_stats, c, "%d",
                 settings.hashpower_init);
     append_stat("slab_reassign", add_stats, c, "%s",

@@ -5,17 +5,22 @@
  * an accepted socket to a worker through the worker's queue and a byte on
  * its notify pipe; from then on only that worker touches the connection.
  * With idle_timeout each worker also runs a one-second timer that closes
- * its own idle connections (conns_close_idle in memcached.c).
+ * its own idle connections (conns_close_idle in conn.c).
  *
  * Locks:
  *   - item_locks[]: a power-of-two array of mutexes; the stripe for a key is
  *     hv & item_lock_mask.  hash_desc.c keeps at least as many buckets as
  *     stripes, so one stripe covers a whole index bucket.
  *   - conn_queue.lock: guards one worker's queue of new connections.
- *   - per-thread stats need no lock: see STAT_INCR in memcached.h.
+ *   - per-thread stats need no lock: see STAT_INCR in stat_counter.h.
  */
-#include "memcached.h"
-
+#include "config.h"
+#include "thread.h"
+#include "conn.h"
+#include "item_lock.h"
+#include "settings.h"
+#include "stat_counter.h"
+#include "stats.h"
 #include "tier_reassign.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
  * is constant and tier_engine_ops is written once before any worker or
  * background thread starts.
  */
+#include "config.h"
 #include "tier_policy.h"
 
 #include <stddef.h>

@@ -28,8 +28,10 @@
 #ifndef TIER_POLICY_H
 #define TIER_POLICY_H
 
-#include "memcached.h"
+#include "item.h"
 #include "nitem.h"
+#include "settings.h"
+#include "stats.h"
 
 /* Where the engine stands when it asks for a new version's zone. */
 enum key_zone {

@@ -49,11 +49,17 @@
  *     page still counts for its source), so a slow move cannot make the
  *     next period plan the same move twice.
  */
+#include "config.h"
 #include "tier_reassign.h"
 
 #include "items.h"
 #include "migrate.h"
 #include "slabs.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -18,7 +18,8 @@
 #ifndef TIER_REASSIGN_H
 #define TIER_REASSIGN_H
 
-#include "memcached.h"
+#include "settings.h"
+#include "stats.h"
 
 #include "reassign_dp.h"
 

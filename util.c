@@ -1,9 +1,8 @@
 /*
  * util.c: generic helpers with no knowledge of connections or items.
  *
- * Owns the safe_strto* parsers declared in memcached.h, the decimal
- * formatters and the base64 codec declared in util.h.  Nothing here takes a
- * lock or allocates.
+ * Owns the safe_strto* parsers, the decimal formatters and the base64
+ * codec, all declared in util.h.  Nothing here takes a lock or allocates.
  *
  * The parsers follow memcached's acceptance rules because clients see them
  * through protocol replies: a number may be followed by whitespace (the
@@ -11,7 +10,7 @@
  * parse refuses a minus sign on any non-zero value (strtoull would silently
  * wrap "-1" to 2^64-1).
  */
-#include "memcached.h"
+#include "config.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -8,9 +8,14 @@
  * links new items at HOT, ignores counters on bumps and re-levels, moves
  * items on request and picks victims Move first, then COLD, WARM, HOT.
  */
+#include "config.h"
 #include "items_duallru.h"
 #include "items_mq.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
 
 #include <stdlib.h>
 #include <string.h>

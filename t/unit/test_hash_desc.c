@@ -9,10 +9,16 @@
  * their location words (hot metadata included) are packed and unpacked
  * with the hash_desc.h helpers.
  */
+#include "config.h"
 #include "hash_desc.h"
 #include "nitem.h"
 #include "slabs.h"
 #include "unit_support.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
 
 #include <stdalign.h>
 #include <stdio.h>

@@ -4,9 +4,17 @@
  * cas), incr/decr as stock memcached 1.6.18 behaves, expiry, flush,
  * eviction and -M, the crawler, metadump and the `stats` names.
  */
+#include "config.h"
 #include "items.h"
 #include "crawler.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "conn.h"
+#include "item.h"
+#include "settings.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,14 @@
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
  */
+#include "config.h"
 #include "items_mq.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,15 @@
  *
  * The concurrent part is the one to run under -fsanitize=thread.
  */
+#include "config.h"
 #include "migrate.h"
 #include "unit_support.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <sched.h>
 #include <stdio.h>

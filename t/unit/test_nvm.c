@@ -6,6 +6,7 @@
  *            -lpmem2 -lnuma -lhwloc -pthread
  * Uses files in /dev/shm (tmpfs) and removes them again.
  */
+#include "config.h"
 #include "nvm.h"
 
 #include <errno.h>

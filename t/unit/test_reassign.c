@@ -8,8 +8,9 @@
  *
  * Random inputs come from a fixed-seed xorshift, so runs repeat exactly.
  */
+#include "config.h"
 #include "reassign_dp.h"
-#include "memcached.h" /* only for MAX_NUMBER_OF_SLAB_CLASSES */
+#include "slab_class.h"
 
 #include <math.h>
 #include <pthread.h>

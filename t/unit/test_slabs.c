@@ -3,8 +3,12 @@
  * budget (-m, first page per class past the limit, -L), free list reuse,
  * cache_memlimit, page reassignment and `stats slabs` output.
  */
+#include "config.h"
 #include "slabs.h"
 #include "unit_support.h"
+#include "item.h"
+#include "settings.h"
+#include "slab_class.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,7 @@
  * when the candidate changes between the sweep's unlocked read and its
  * lock, the tier counters of `stats tier`, and the DRAM-only fallback.
  */
+#include "config.h"
 #include "items.h"
 #include "hash_desc.h"
 #include "migrate.h"
@@ -15,6 +16,15 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdio.h>
 #include <stdlib.h>

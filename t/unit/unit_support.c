@@ -7,7 +7,15 @@
  * connection output API, plus TAP output.
  * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
  */
+#include "config.h"
 #include "unit_support.h"
+#include "clock.h"
+#include "conn.h"
+#include "item_lock.h"
+#include "nvm.h"
+#include "settings.h"
+#include "stats.h"
+#include "thread.h"
 
 #include <stdarg.h>
 #include <stdio.h>

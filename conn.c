@@ -1,0 +1,1109 @@
+/*
+ * conn.c: client connections and the state machine that serves them.
+ *
+ * Owns the per-fd table of connection structs (reused with the fd, as
+ * memcached does), a connection's life (new, shrink, close, idle_timeout),
+ * its response queue (resp_*, out_string), reading requests and values,
+ * swallowing rejected ones, flushing replies with sendmsg (TCP) or
+ * datagrams (UDP), and `stats conns`.  Commands themselves are parsed by
+ * proto_text.c; listeners and accept() are listen.c's.
+ *
+ * Locks: stats_lock guards the connection counters in `stats`.  A
+ * connection is touched only by the worker that owns it; the table `conns`
+ * is read by `stats conns` through the published fields (pub_*), which
+ * are atomics, and walked by every worker for idle_timeout, which finds
+ * its own connections by pub_owner.
+ */
+#include "config.h"
+#include "conn.h"
+#include "accept_pause.h"
+#include "clock.h"
+#include "item.h"
+#include "items.h"
+#include "listen.h"
+#include "proto_text.h"
+#include "settings.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+#define IOV_BATCH 64
+#define WBUF_INITIAL 2048
+#define PIECES_INITIAL 16
+#define BUF_KEEP_MAX (64 * 1024)
+
+static int max_fds;
+static _Atomic(conn *) *conns;
+
+static void drive_machine(conn *c);
+static void conn_close(conn *c);
+
+/* Start-up, before any connection: one slot per possible fd. */
+void conn_table_init(int nfds)
+{
+    max_fds = nfds;
+    conns = calloc(max_fds, sizeof(*conns));
+    if (conns == NULL) {
+        fprintf(stderr, "Failed to allocate connection structures\n");
+        exit(EX_OSERR);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* connections                                                         */
+
+static void conn_publish_state(conn *c)
+{
+    atomic_store_explicit(&c->pub_state, c->state, memory_order_relaxed);
+}
+
+void conn_set_state(conn *c, enum conn_states state)
+{
+    if (settings.verbose > 2 && state != c->state) {
+        fprintf(stderr, "%d: going from state %d to %d\n", c->sfd,
+                c->state, state);
+    }
+    c->state = state;
+    conn_publish_state(c);
+}
+
+
+static void event_handler(evutil_socket_t fd, short which, void *arg)
+{
+    conn *c = arg;
+    c->which = which;
+    drive_machine(c);
+}
+
+static bool update_event(conn *c, int new_flags)
+{
+    if (c->ev_flags == new_flags) {
+        return true;
+    }
+    struct event_base *base = c->event.ev_base;
+    if (event_del(&c->event) == -1) {
+        return false;
+    }
+    event_assign(&c->event, base, c->sfd, new_flags, event_handler, c);
+    c->ev_flags = new_flags;
+    return event_add(&c->event, 0) != -1;
+}
+
+static void conn_free_buffers(conn *c)
+{
+    free(c->rbuf);
+    free(c->wbuf);
+    free(c->pieces);
+    free(c);
+}
+
+static conn *conn_alloc(int read_buffer_size)
+{
+    conn *c = calloc(1, sizeof(conn));
+    if (c == NULL) {
+        return NULL;
+    }
+    c->rsize = read_buffer_size;
+    c->rbuf = malloc(c->rsize);
+    c->wbuf_size = WBUF_INITIAL;
+    c->wbuf = malloc(c->wbuf_size);
+    c->pieces_size = PIECES_INITIAL;
+    c->pieces = malloc(sizeof(resp_piece) * c->pieces_size);
+    if (c->rbuf == NULL || c->wbuf == NULL || c->pieces == NULL) {
+        conn_free_buffers(c);
+        return NULL;
+    }
+    pthread_mutex_lock(&stats_lock);
+    stats.conn_structs++;
+    pthread_mutex_unlock(&stats_lock);
+    return c;
+}
+
+/* Connection structs are kept per fd and reused, as memcached does; UDP
+ * connections share one fd across workers and are never in the table. */
+static conn *conn_struct_for(int sfd, int read_buffer_size,
+                             enum network_transport transport)
+{
+    if (IS_UDP(transport)) {
+        return conn_alloc(read_buffer_size);
+    }
+    if (sfd < 0 || sfd >= max_fds) {
+        return NULL;
+    }
+    conn *c = atomic_load(&conns[sfd]);
+    if (c == NULL) {
+        c = conn_alloc(read_buffer_size);
+        if (c != NULL) {
+            atomic_store(&conns[sfd], c);
+        }
+        return c;
+    }
+    /* pairs with the release in conn_close by the struct's last owner */
+    (void)atomic_load_explicit(&c->pub_state, memory_order_acquire);
+    return c;
+}
+
+conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
+               int read_buffer_size, enum network_transport transport,
+               struct event_base *base)
+{
+    conn *c = conn_struct_for(sfd, read_buffer_size, transport);
+    if (c == NULL) {
+        pthread_mutex_lock(&stats_lock);
+        stats.malloc_fails++;
+        pthread_mutex_unlock(&stats_lock);
+        return NULL;
+    }
+    c->sfd = sfd;
+    c->transport = transport;
+    c->protocol = ascii_prot;
+    c->rcurr = c->rbuf;
+    c->rbytes = 0;
+    c->item = NULL;
+    c->sbytes = 0;
+    c->noreply = false;
+    c->npieces = 0;
+    c->wbuf_used = 0;
+    c->write_started = 0;
+    c->write_offset = 0;
+    c->close_after_write = false;
+    c->request_addr_size = 0;
+    c->thread = NULL;
+    c->last_cmd_time = current_time;
+    atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
+                          memory_order_relaxed);
+    c->state = init_state;
+    conn_publish_state(c);
+
+    event_assign(&c->event, base, sfd, event_flags, event_handler, c);
+    c->ev_flags = event_flags;
+    if (event_add(&c->event, 0) == -1) {
+        perror("event_add");
+        return NULL;
+    }
+    if (settings.verbose > 1 && init_state != conn_listening) {
+        fprintf(stderr, "<%d new %s client connection\n", sfd,
+                IS_UDP(transport) ? "udp" : "ascii");
+    }
+    pthread_mutex_lock(&stats_lock);
+    stats.curr_conns++;
+    stats.total_conns++;
+    pthread_mutex_unlock(&stats_lock);
+    return c;
+}
+
+static void conn_release_pieces(conn *c)
+{
+    for (int i = 0; i < c->npieces; i++) {
+        if (c->pieces[i].ref != NULL) {
+            item_remove(c->pieces[i].ref);
+        }
+    }
+    c->npieces = 0;
+    c->wbuf_used = 0;
+    c->write_started = 0;
+    c->write_offset = 0;
+}
+
+/* Large buffers from one big request are given back once it is done. */
+static void conn_shrink(conn *c)
+{
+    if (c->rsize > BUF_KEEP_MAX && c->rbytes < READ_BUFFER_SIZE) {
+        char *nb = malloc(READ_BUFFER_SIZE);
+        if (nb != NULL) {
+            memcpy(nb, c->rcurr, c->rbytes);
+            free(c->rbuf);
+            c->rbuf = nb;
+            c->rcurr = nb;
+            c->rsize = READ_BUFFER_SIZE;
+        }
+    }
+    if (c->wbuf_size > BUF_KEEP_MAX && c->wbuf_used == 0) {
+        char *nb = malloc(WBUF_INITIAL);
+        if (nb != NULL) {
+            free(c->wbuf);
+            c->wbuf = nb;
+            c->wbuf_size = WBUF_INITIAL;
+        }
+    }
+    if (c->pieces_size > 1024 && c->npieces == 0) {
+        resp_piece *np = malloc(sizeof(resp_piece) * PIECES_INITIAL);
+        if (np != NULL) {
+            free(c->pieces);
+            c->pieces = np;
+            c->pieces_size = PIECES_INITIAL;
+        }
+    }
+}
+
+static void conn_cleanup(conn *c)
+{
+    if (c->item != NULL) {
+        item_remove(c->item);
+        c->item = NULL;
+    }
+    conn_release_pieces(c);
+}
+
+static void conn_close(conn *c)
+{
+    event_del(&c->event);
+    if (settings.verbose > 1) {
+        fprintf(stderr, "<%d connection closed.\n", c->sfd);
+    }
+    conn_cleanup(c);
+    int fd = c->sfd;
+    c->state = conn_closed;
+    /* The struct is handed over with the fd: whichever worker gets this fd
+     * number from the next accept() reuses it.  The release store (matched
+     * by the acquire in conn_struct_for) orders everything this worker did
+     * with the struct before that reuse; after it the struct is not ours. */
+    atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
+    close(fd);
+    pthread_mutex_lock(&stats_lock);
+    stats.curr_conns--;
+    pthread_mutex_unlock(&stats_lock);
+    accept_pause_conn_closed();
+}
+
+/* Between commands, as memcached checks it: a connection reading a value
+ * or writing a reply is never idle. */
+static bool conn_is_idle(conn *c, rel_time_t now)
+{
+    if (c->state != conn_new_cmd && c->state != conn_waiting &&
+        c->state != conn_read) {
+        return false;
+    }
+    /* now < last_cmd_time after a debugtime step back: not idle */
+    return now > c->last_cmd_time &&
+           now - c->last_cmd_time > (rel_time_t)settings.idle_timeout;
+}
+
+/* idle_timeout: run once a second by each worker (thread.c).  The walk
+ * reads every slot's pub_owner but touches only the connections whose
+ * owner is `me`: only a worker stores itself there, and it clears it when
+ * it closes the connection, so reading back `me` means the connection is
+ * ours. */
+void conns_close_idle(LIBEVENT_THREAD *me)
+{
+    rel_time_t now = current_time;
+    for (int fd = 0; fd < max_fds; fd++) {
+        conn *c = atomic_load(&conns[fd]);
+        if (c == NULL ||
+            atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me ||
+            !conn_is_idle(c, now)) {
+            continue;
+        }
+        if (settings.verbose > 1) {
+            fprintf(stderr, "Closing idle fd %d\n", c->sfd);
+        }
+        pthread_mutex_lock(&stats_lock);
+        stats.idle_kicks++;
+        pthread_mutex_unlock(&stats_lock);
+        conn_set_state(c, conn_closing);
+        drive_machine(c);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* response queue                                                      */
+
+static resp_piece *piece_next(conn *c)
+{
+    if (c->npieces == c->pieces_size) {
+        int nsize = c->pieces_size * 2;
+        resp_piece *np = realloc(c->pieces, sizeof(resp_piece) * nsize);
+        if (np == NULL) {
+            return NULL;
+        }
+        c->pieces = np;
+        c->pieces_size = nsize;
+    }
+    return &c->pieces[c->npieces];
+}
+
+static bool wbuf_reserve(conn *c, size_t len)
+{
+    if (c->wbuf_used + len <= c->wbuf_size) {
+        return true;
+    }
+    size_t nsize = c->wbuf_size;
+    while (c->wbuf_used + len > nsize) {
+        nsize *= 2;
+    }
+    if (nsize > UINT32_MAX) {
+        return false;
+    }
+    char *nb = realloc(c->wbuf, nsize);
+    if (nb == NULL) {
+        return false;
+    }
+    c->wbuf = nb;
+    c->wbuf_size = (uint32_t)nsize;
+    return true;
+}
+
+bool resp_add(conn *c, const void *buf, size_t len)
+{
+    if (len == 0) {
+        return true;
+    }
+    if (!wbuf_reserve(c, len)) {
+        return false;
+    }
+    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
+    if (last != NULL && last->copied &&
+        last->buf_off + last->len == c->wbuf_used) {
+        memcpy(c->wbuf + c->wbuf_used, buf, len);
+        c->wbuf_used += len;
+        last->len += len;
+        return true;
+    }
+    resp_piece *p = piece_next(c);
+    if (p == NULL) {
+        return false;
+    }
+    memcpy(c->wbuf + c->wbuf_used, buf, len);
+    p->base = NULL;
+    p->len = len;
+    p->ref = NULL;
+    p->buf_off = c->wbuf_used;
+    p->copied = true;
+    c->wbuf_used += len;
+    c->npieces++;
+    return true;
+}
+
+bool resp_printf(conn *c, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return false;
+    }
+    if ((size_t)n < sizeof(small)) {
+        return resp_add(c, small, n);
+    }
+    char *big = malloc(n + 1);
+    if (big == NULL) {
+        return false;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, n + 1, fmt, ap);
+    va_end(ap);
+    bool ok = resp_add(c, big, n);
+    free(big);
+    return ok;
+}
+
+bool resp_add_item(conn *c, item *it, size_t off, size_t len)
+{
+    resp_piece *p = piece_next(c);
+    if (p == NULL) {
+        item_remove(it);
+        return false;
+    }
+    p->base = ITEM_data(it) + off;
+    p->len = len;
+    p->ref = it;
+    p->buf_off = 0;
+    p->copied = false;
+    c->npieces++;
+    return true;
+}
+
+void out_string(conn *c, const char *str)
+{
+    if (c->noreply) {
+        c->noreply = false;
+        return;
+    }
+    if (settings.verbose > 1) {
+        fprintf(stderr, ">%d %s\n", c->sfd, str);
+    }
+    size_t len = strlen(str);
+    if (!resp_add(c, str, len) || !resp_add(c, "\r\n", 2)) {
+        conn_set_state(c, conn_closing);
+    }
+}
+
+void out_errstring(conn *c, const char *str)
+{
+    c->noreply = false;
+    out_string(c, str);
+}
+
+void conn_start_nread(conn *c, item *it, int nbytes, enum store_cmd cmd)
+{
+    c->item = it;
+    c->ritem = ITEM_data(it);
+    c->rlbytes = nbytes;
+    c->cmd = cmd;
+    conn_set_state(c, conn_nread);
+}
+
+void conn_start_swallow(conn *c, int nbytes)
+{
+    c->sbytes = nbytes;
+    conn_set_state(c, conn_swallow);
+}
+
+void conn_close_after_write(conn *c)
+{
+    c->close_after_write = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* reading                                                             */
+
+enum read_result {
+    READ_DATA_RECEIVED,
+    READ_NO_DATA_RECEIVED,
+    READ_ERROR,
+    READ_MEMORY_ERROR
+};
+
+static void rbuf_compact(conn *c)
+{
+    if (c->rcurr != c->rbuf) {
+        if (c->rbytes > 0) {
+            memmove(c->rbuf, c->rcurr, c->rbytes);
+        }
+        c->rcurr = c->rbuf;
+    }
+}
+
+static bool rbuf_grow(conn *c)
+{
+    char *nb = realloc(c->rbuf, c->rsize * 2);
+    if (nb == NULL) {
+        return false;
+    }
+    c->rcurr = nb + (c->rcurr - c->rbuf);
+    c->rbuf = nb;
+    c->rsize *= 2;
+    return true;
+}
+
+static void count_bytes_read(conn *c, ssize_t n)
+{
+    if (c->thread != NULL) {
+        STAT_ADD(c->thread->stats.bytes_read, n);
+    }
+}
+
+static enum read_result try_read_tcp(conn *c)
+{
+    enum read_result result = READ_NO_DATA_RECEIVED;
+    rbuf_compact(c);
+    for (int rounds = 0; rounds < 4; rounds++) {
+        if (c->rbytes >= c->rsize) {
+            if (!rbuf_grow(c)) {
+                return READ_MEMORY_ERROR;
+            }
+        }
+        int avail = c->rsize - c->rbytes;
+        ssize_t n = read(c->sfd, c->rbuf + c->rbytes, avail);
+        if (n > 0) {
+            count_bytes_read(c, n);
+            c->rbytes += n;
+            result = READ_DATA_RECEIVED;
+            if (n < avail) {
+                break;
+            }
+            continue;
+        }
+        if (n == 0) {
+            return READ_ERROR;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        return READ_ERROR;
+    }
+    return result;
+}
+
+/* A UDP request is one datagram: an 8-byte frame header (request id,
+ * sequence number, datagram count, reserved) and the request text. */
+static enum read_result try_read_udp(conn *c)
+{
+    c->request_addr_size = sizeof(c->request_addr);
+    ssize_t n = recvfrom(c->sfd, c->rbuf, c->rsize, 0,
+                         (struct sockaddr *)&c->request_addr,
+                         &c->request_addr_size);
+    if (n <= UDP_HEADER_SIZE) {
+        return READ_NO_DATA_RECEIVED;
+    }
+    count_bytes_read(c, n);
+    unsigned char *hdr = (unsigned char *)c->rbuf;
+    c->request_id = (uint16_t)(hdr[0] << 8 | hdr[1]);
+    c->udp_multipacket = (hdr[4] << 8 | hdr[5]) > 1;
+    n -= UDP_HEADER_SIZE;
+    memmove(c->rbuf, c->rbuf + UDP_HEADER_SIZE, n);
+    c->rbytes = (int)n;
+    c->rcurr = c->rbuf;
+    return READ_DATA_RECEIVED;
+}
+
+/* ------------------------------------------------------------------ */
+/* writing                                                             */
+
+static int fill_iovecs(conn *c, struct iovec *iov, int max)
+{
+    int n = 0;
+    for (int i = c->write_started; i < c->npieces && n < max; i++) {
+        resp_piece *p = &c->pieces[i];
+        const char *base = p->copied ? c->wbuf + p->buf_off : p->base;
+        size_t skip = (i == c->write_started) ? c->write_offset : 0;
+        iov[n].iov_base = (void *)(base + skip);
+        iov[n].iov_len = p->len - skip;
+        n++;
+    }
+    return n;
+}
+
+static void advance_written(conn *c, size_t n)
+{
+    while (n > 0 && c->write_started < c->npieces) {
+        resp_piece *p = &c->pieces[c->write_started];
+        size_t left = p->len - c->write_offset;
+        if (n >= left) {
+            n -= left;
+            c->write_started++;
+            c->write_offset = 0;
+        } else {
+            c->write_offset += n;
+            n = 0;
+        }
+    }
+}
+
+enum write_result {
+    WRITE_COMPLETE,
+    WRITE_INCOMPLETE,
+    WRITE_SOFT_ERROR,
+    WRITE_HARD_ERROR
+};
+
+static enum write_result transmit_tcp(conn *c)
+{
+    struct iovec iov[IOV_BATCH];
+    while (c->write_started < c->npieces) {
+        int n = fill_iovecs(c, iov, IOV_BATCH);
+        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = n };
+        ssize_t res = sendmsg(c->sfd, &msg, MSG_NOSIGNAL);
+        if (res > 0) {
+            if (c->thread != NULL) {
+                STAT_ADD(c->thread->stats.bytes_written, res);
+            }
+            advance_written(c, res);
+            continue;
+        }
+        if (res == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return WRITE_SOFT_ERROR;
+        }
+        if (res == -1 && errno == EINTR) {
+            continue;
+        }
+        return WRITE_HARD_ERROR;
+    }
+    return WRITE_COMPLETE;
+}
+
+/* Copy up to `room` reply bytes into dst, advancing the write position. */
+static size_t gather_reply(conn *c, char *dst, size_t room)
+{
+    struct iovec iov[IOV_BATCH];
+    size_t total = 0;
+    while (total < room && c->write_started < c->npieces) {
+        int n = fill_iovecs(c, iov, IOV_BATCH);
+        size_t before = total;
+        for (int i = 0; i < n && total < room; i++) {
+            size_t take = iov[i].iov_len;
+            if (take > room - total) {
+                take = room - total;
+            }
+            memcpy(dst + total, iov[i].iov_base, take);
+            total += take;
+        }
+        advance_written(c, total - before);
+    }
+    return total;
+}
+
+static size_t reply_bytes(conn *c)
+{
+    size_t total = 0;
+    for (int i = 0; i < c->npieces; i++) {
+        total += c->pieces[i].len;
+    }
+    return total;
+}
+
+/* UDP replies: every datagram carries the request id, its sequence number
+ * and the datagram count, then up to UDP_MAX_PAYLOAD_SIZE bytes. */
+static enum write_result transmit_udp(conn *c)
+{
+    size_t payload = UDP_MAX_PAYLOAD_SIZE - UDP_HEADER_SIZE;
+    size_t total = reply_bytes(c);
+    size_t count = total == 0 ? 0 : (total + payload - 1) / payload;
+    if (count > UINT16_MAX) {
+        return WRITE_HARD_ERROR;
+    }
+    char dgram[UDP_MAX_PAYLOAD_SIZE];
+    for (size_t seq = 0; seq < count; seq++) {
+        unsigned char *h = (unsigned char *)dgram;
+        h[0] = c->request_id >> 8;
+        h[1] = c->request_id & 0xff;
+        h[2] = (uint16_t)seq >> 8;
+        h[3] = seq & 0xff;
+        h[4] = (uint16_t)count >> 8;
+        h[5] = count & 0xff;
+        h[6] = 0;
+        h[7] = 0;
+        size_t len = gather_reply(c, dgram + UDP_HEADER_SIZE, payload);
+        ssize_t res = sendto(c->sfd, dgram, len + UDP_HEADER_SIZE, 0,
+                             (struct sockaddr *)&c->request_addr,
+                             c->request_addr_size);
+        if (res > 0 && c->thread != NULL) {
+            STAT_ADD(c->thread->stats.bytes_written, res);
+        }
+    }
+    return WRITE_COMPLETE;
+}
+
+/* ------------------------------------------------------------------ */
+/* the state machine                                                   */
+
+static bool line_may_grow(conn *c)
+{
+    /* Only a multiget may have a line longer than LINE_LIMIT. */
+    const char *p = c->rcurr;
+    const char *end = c->rcurr + c->rbytes;
+    while (p < end && *p == ' ') {
+        p++;
+    }
+    if (p - c->rcurr > 100) {
+        return false;
+    }
+    size_t left = end - p;
+    return (left >= 4 && memcmp(p, "get ", 4) == 0) ||
+           (left >= 5 && memcmp(p, "gets ", 5) == 0);
+}
+
+/* Returns true when a command was processed, false when more input is
+ * needed (state set accordingly). */
+static bool try_read_command(conn *c)
+{
+    if (c->rbytes == 0) {
+        return false;
+    }
+    char *el = memchr(c->rcurr, '\n', c->rbytes);
+    if (el == NULL) {
+        if (c->rbytes > LINE_LIMIT && !line_may_grow(c)) {
+            conn_set_state(c, conn_closing);
+            return true;
+        }
+        return false;
+    }
+    char *cont = el + 1;
+    if (el > c->rcurr && el[-1] == '\r') {
+        el--;
+    }
+    *el = '\0';
+    size_t len = el - c->rcurr;
+    char *line = c->rcurr;
+    c->rbytes -= cont - c->rcurr;
+    c->rcurr = cont;
+    c->last_cmd_time = current_time;
+    atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
+                          memory_order_relaxed);
+    if (settings.verbose > 1) {
+        fprintf(stderr, "<%d %s\n", c->sfd, line);
+    }
+    conn_set_state(c, conn_parse_cmd);
+    process_command_ascii(c, line, len);
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+    return true;
+}
+
+static void reset_cmd(conn *c)
+{
+    c->noreply = false;
+    if (c->item != NULL) {
+        item_remove(c->item);
+        c->item = NULL;
+    }
+    c->meta_pending_len = 0;
+    c->meta_pending_flags = 0;
+}
+
+/* In the middle of a command (value still arriving, or being swallowed):
+ * send the replies queued so far, then wait for input, and for
+ * writability too while some of them are still unsent. */
+static bool wait_for_more_input(conn *c)
+{
+    if (c->npieces > 0 && transmit_tcp(c) == WRITE_COMPLETE) {
+        conn_release_pieces(c);
+    }
+    int flags = EV_READ | EV_PERSIST;
+    if (c->npieces > 0) {
+        flags |= EV_WRITE;
+    }
+    return update_event(c, flags);
+}
+
+/* Feed value bytes into c->item; true when complete. */
+static bool nread_step(conn *c, bool *stop)
+{
+    if (c->rlbytes == 0) {
+        complete_nread(c);
+        if (c->state == conn_nread) {
+            conn_set_state(c, conn_new_cmd);
+        }
+        return true;
+    }
+    if (c->rbytes > 0) {
+        int take = c->rbytes > c->rlbytes ? c->rlbytes : c->rbytes;
+        memcpy(c->ritem, c->rcurr, take);
+        c->ritem += take;
+        c->rlbytes -= take;
+        c->rcurr += take;
+        c->rbytes -= take;
+        return false;
+    }
+    if (IS_UDP(c->transport)) {
+        /* a datagram holds the whole request: the value is short */
+        conn_set_state(c, conn_new_cmd);
+        return false;
+    }
+    ssize_t res = read(c->sfd, c->ritem, c->rlbytes);
+    if (res > 0) {
+        count_bytes_read(c, res);
+        c->ritem += res;
+        c->rlbytes -= res;
+        return false;
+    }
+    if (res == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+                     errno != EINTR)) {
+        conn_set_state(c, conn_closing);
+        return false;
+    }
+    if (errno == EINTR) {
+        return false;
+    }
+    if (!wait_for_more_input(c)) {
+        conn_set_state(c, conn_closing);
+        return false;
+    }
+    *stop = true;
+    return false;
+}
+
+static void swallow_step(conn *c, bool *stop)
+{
+    if (c->sbytes <= 0) {
+        conn_set_state(c, conn_new_cmd);
+        return;
+    }
+    if (c->rbytes > 0) {
+        int take = c->rbytes > c->sbytes ? c->sbytes : c->rbytes;
+        c->sbytes -= take;
+        c->rcurr += take;
+        c->rbytes -= take;
+        return;
+    }
+    if (IS_UDP(c->transport)) {
+        conn_set_state(c, conn_new_cmd);
+        return;
+    }
+    char scratch[16384];
+    int want = c->sbytes > (int)sizeof(scratch) ? (int)sizeof(scratch)
+                                                : c->sbytes;
+    ssize_t res = read(c->sfd, scratch, want);
+    if (res > 0) {
+        count_bytes_read(c, res);
+        c->sbytes -= res;
+        return;
+    }
+    if (res == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+                     errno != EINTR)) {
+        conn_set_state(c, conn_closing);
+        return;
+    }
+    if (errno != EINTR) {
+        if (!wait_for_more_input(c)) {
+            conn_set_state(c, conn_closing);
+            return;
+        }
+        *stop = true;
+    }
+}
+
+static void write_step(conn *c, bool *stop)
+{
+    enum write_result r = IS_UDP(c->transport) ? transmit_udp(c)
+                                               : transmit_tcp(c);
+    switch (r) {
+    case WRITE_COMPLETE:
+        conn_release_pieces(c);
+        conn_shrink(c);
+        if (c->close_after_write) {
+            conn_set_state(c, conn_closing);
+        } else if (IS_UDP(c->transport)) {
+            c->rbytes = 0;
+            conn_set_state(c, conn_read);
+        } else {
+            conn_set_state(c, conn_new_cmd);
+        }
+        break;
+    case WRITE_SOFT_ERROR:
+        if (!update_event(c, EV_WRITE | EV_PERSIST)) {
+            conn_set_state(c, conn_closing);
+            break;
+        }
+        *stop = true;
+        break;
+    case WRITE_INCOMPLETE:
+        break;
+    case WRITE_HARD_ERROR:
+        conn_set_state(c, conn_closing);
+        break;
+    }
+}
+
+/* Between commands: parse the next one if its line is buffered, otherwise
+ * flush replies and wait for input. */
+static void new_cmd_step(conn *c, bool *stop)
+{
+    reset_cmd(c);
+    if (++c->reqs_this_event >= settings.reqs_per_event && c->rbytes > 0) {
+        /* be fair to the other connections of this worker: flush, then
+         * come back through the event loop */
+        if (c->thread != NULL) {
+            STAT_INCR(c->thread->stats.conn_yields);
+        }
+        c->reqs_this_event = 0;
+        if (c->npieces > 0) {
+            conn_set_state(c, conn_write);
+            return;
+        }
+        if (!update_event(c, EV_WRITE | EV_PERSIST)) {
+            conn_set_state(c, conn_closing);
+            return;
+        }
+        *stop = true;
+        return;
+    }
+    if (c->rbytes > 0 && try_read_command(c)) {
+        return;
+    }
+    if (c->npieces > 0) {
+        conn_set_state(c, conn_write);
+        return;
+    }
+    if (IS_UDP(c->transport)) {
+        c->rbytes = 0;
+        conn_set_state(c, conn_read);
+        return;
+    }
+    conn_set_state(c, conn_waiting);
+}
+
+static void read_step(conn *c)
+{
+    enum read_result r = IS_UDP(c->transport) ? try_read_udp(c)
+                                              : try_read_tcp(c);
+    switch (r) {
+    case READ_DATA_RECEIVED:
+        if (IS_UDP(c->transport) && c->udp_multipacket) {
+            /* requests spanning datagrams are dropped, as memcached does */
+            c->rbytes = 0;
+            conn_set_state(c, conn_read);
+            break;
+        }
+        conn_set_state(c, conn_new_cmd);
+        break;
+    case READ_NO_DATA_RECEIVED:
+        conn_set_state(c, conn_waiting);
+        break;
+    case READ_ERROR:
+        conn_set_state(c, conn_closing);
+        break;
+    case READ_MEMORY_ERROR:
+        out_errstring(c, "SERVER_ERROR out of memory reading request");
+        conn_close_after_write(c);
+        conn_set_state(c, conn_write);
+        break;
+    }
+}
+
+/* The per-connection loop: runs until it must wait for the socket. */
+static void drive_machine(conn *c)
+{
+    bool stop = false;
+    c->reqs_this_event = 0;
+    while (!stop) {
+        switch (c->state) {
+        case conn_listening:
+            listener_accept(c);
+            stop = true;
+            break;
+        case conn_waiting:
+            rbuf_compact(c);
+            if (!update_event(c, EV_READ | EV_PERSIST)) {
+                conn_set_state(c, conn_closing);
+                break;
+            }
+            conn_set_state(c, conn_read);
+            stop = true;
+            break;
+        case conn_read:
+            read_step(c);
+            break;
+        case conn_new_cmd:
+            new_cmd_step(c, &stop);
+            break;
+        case conn_parse_cmd:
+            if (!try_read_command(c)) {
+                conn_set_state(c, c->npieces > 0 ? conn_write
+                                                  : conn_waiting);
+            }
+            break;
+        case conn_nread:
+            nread_step(c, &stop);
+            break;
+        case conn_swallow:
+            swallow_step(c, &stop);
+            break;
+        case conn_write:
+        case conn_mwrite:
+            write_step(c, &stop);
+            break;
+        case conn_closing:
+            if (IS_UDP(c->transport)) {
+                conn_cleanup(c);
+                c->rbytes = 0;
+                conn_set_state(c, conn_read);
+                stop = true;
+            } else {
+                if (c->npieces > 0 && !c->close_after_write) {
+                    /* send what was answered before closing */
+                    c->close_after_write = true;
+                    transmit_tcp(c);
+                }
+                conn_close(c);
+                stop = true;
+            }
+            break;
+        case conn_closed:
+        case conn_watch:
+        case conn_max_state:
+            stop = true;
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* stats conns                                                         */
+
+static const char *state_name(int state)
+{
+    static const char *const names[] = {
+        "conn_listening", "conn_new_cmd", "conn_waiting", "conn_read",
+        "conn_parse_cmd", "conn_write", "conn_nread", "conn_swallow",
+        "conn_closing", "conn_mwrite", "conn_closed", "conn_watch"
+    };
+    if (state < 0 || state >= conn_max_state) {
+        return "unknown";
+    }
+    return names[state];
+}
+
+static void describe_addr(int sfd, bool peer, char *out, size_t outlen)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    int rc = peer ? getpeername(sfd, (struct sockaddr *)&sa, &len)
+                  : getsockname(sfd, (struct sockaddr *)&sa, &len);
+    char host[INET6_ADDRSTRLEN] = "";
+    if (rc != 0) {
+        snprintf(out, outlen, "unknown");
+        return;
+    }
+    if (sa.ss_family == AF_UNIX) {
+        snprintf(out, outlen, "unix:%s",
+                 ((struct sockaddr_un *)&sa)->sun_path);
+    } else if (sa.ss_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+        snprintf(out, outlen, "tcp:%s:%u", host, ntohs(in->sin_port));
+    } else if (sa.ss_family == AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+        snprintf(out, outlen, "tcp6:[%s]:%u", host, ntohs(in6->sin6_port));
+    } else {
+        snprintf(out, outlen, "unknown");
+    }
+}
+
+void process_stat_conns(ADD_STAT add_stats, void *c)
+{
+    char key[64];
+    char addr[256];
+    for (int fd = 0; fd < max_fds; fd++) {
+        conn *x = atomic_load(&conns[fd]);
+        if (x == NULL) {
+            continue;
+        }
+        int state = atomic_load_explicit(&x->pub_state, memory_order_relaxed);
+        if (state == conn_closed) {
+            continue;
+        }
+        bool listening = state == conn_listening;
+        describe_addr(fd, !listening, addr, sizeof(addr));
+        snprintf(key, sizeof(key), "%d:addr", fd);
+        add_stats(key, strlen(key), addr, strlen(addr), c);
+        if (!listening) {
+            describe_addr(fd, false, addr, sizeof(addr));
+            snprintf(key, sizeof(key), "%d:listen_addr", fd);
+            add_stats(key, strlen(key), addr, strlen(addr), c);
+        }
+        const char *sn = state_name(state);
+        snprintf(key, sizeof(key), "%d:state", fd);
+        add_stats(key, strlen(key), sn, strlen(sn), c);
+        if (!listening) {
+            rel_time_t last = atomic_load_explicit(&x->pub_last_cmd,
+                                                   memory_order_relaxed);
+            snprintf(key, sizeof(key), "%d:secs_since_last_cmd", fd);
+            append_stat(key, add_stats, c, "%u", current_time - last);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+/*
+ * conn.h: a client connection (conn.c): its buffers, the response queue
+ * and the states of the machine that frames requests.
+ *
+ * A connection is touched only by the worker that owns it; other threads
+ * read only the published fields (pub_*), which are atomics.
+ */
+#ifndef CONN_H
+#define CONN_H
+
+#include "clock.h"
+#include "item.h"
+#include "settings.h"
+#include "stats.h"
+
+#include <event.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define READ_BUFFER_SIZE 16384
+#define LINE_LIMIT 2048        /* a line without '\n' past this closes, except multiget */
+#define UDP_READ_BUFFER_SIZE 65536
+#define UDP_MAX_PAYLOAD_SIZE 1400
+#define UDP_HEADER_SIZE 8
+#define MAX_SENDBUF_SIZE (256 * 1024 * 1024)
+
+/* the worker thread that serves a connection (thread.h) */
+typedef struct libevent_thread LIBEVENT_THREAD;
+
+enum conn_states {
+    conn_listening,
+    conn_new_cmd,      /* reset per-command state, then parse */
+    conn_waiting,      /* waiting for readability */
+    conn_read,         /* read more bytes */
+    conn_parse_cmd,    /* a complete line may be in rbuf */
+    conn_write,        /* flush the response queue */
+    conn_nread,        /* reading a value into c->item */
+    conn_swallow,      /* discarding c->sbytes */
+    conn_closing,
+    conn_mwrite,
+    conn_closed,
+    conn_watch,
+    conn_max_state
+};
+
+enum network_transport { local_transport, tcp_transport, udp_transport };
+
+#define IS_UDP(x) ((x) == udp_transport)
+
+/* One queued piece of a reply: bytes copied into the connection's response
+ * buffer, or a window into an item's value that holds a reference to the
+ * item until the bytes are on the wire. */
+typedef struct {
+    const char *base;
+    size_t len;
+    item *ref;           /* released after the write; NULL for copied bytes */
+    uint32_t buf_off;    /* for copied bytes: offset into c->wbuf */
+    bool copied;
+} resp_piece;
+
+#define META_PENDING_MAX 512
+
+typedef struct conn conn;
+struct conn {
+    int sfd;
+    enum conn_states state;
+    enum network_transport transport;
+    enum protocol protocol;
+    struct event event;
+    short ev_flags;
+    short which;
+    LIBEVENT_THREAD *thread;
+    conn *next;                   /* free list / all-connections list */
+
+    /* input */
+    char *rbuf;
+    char *rcurr;
+    int rsize;
+    int rbytes;
+
+    /* value being read (conn_nread) */
+    item *item;
+    char *ritem;
+    int rlbytes;
+    enum store_cmd cmd;
+    uint64_t cas;                 /* for NREAD_CAS and meta C */
+    int sbytes;                   /* conn_swallow: bytes still to discard */
+
+    /* reply modes for the command in progress */
+    bool noreply;                 /* classic noreply: drop the next reply */
+    /* meta set: the reply tail ("k", "O", "c" flags...) and quiet mode to
+     * apply when the value has arrived; owned by proto_text.c */
+    char meta_pending[META_PENDING_MAX];
+    int meta_pending_len;
+    uint32_t meta_pending_flags;
+
+    /* output: response queue flushed with sendmsg in conn_write */
+    resp_piece *pieces;
+    int npieces;
+    int pieces_size;
+    char *wbuf;
+    uint32_t wbuf_used;
+    uint32_t wbuf_size;
+    int write_started;            /* pieces already fully written */
+    size_t write_offset;          /* bytes of pieces[write_started] written */
+    bool close_after_write;
+
+    /* UDP */
+    struct sockaddr_storage request_addr;
+    socklen_t request_addr_size;
+    uint16_t request_id;
+
+    rel_time_t last_cmd_time;
+    int reqs_this_event;
+    bool udp_multipacket;         /* current datagram was not a whole request */
+    /* read by `stats conns` from other threads */
+    _Atomic int pub_state;
+    _Atomic rel_time_t pub_last_cmd;
+    /* the worker serving it, NULL once closed: the idle walk's test */
+    _Atomic(LIBEVENT_THREAD *) pub_owner;
+};
+
+/* ---- connection API (conn.c), used by the protocol layer ---- */
+void conn_set_state(conn *c, enum conn_states state);
+/* Append bytes to the reply; returns false when out of memory. */
+bool resp_add(conn *c, const void *buf, size_t len);
+bool resp_printf(conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Queue it's value (len bytes from ITEM_data + off); takes over one ref. */
+bool resp_add_item(conn *c, item *it, size_t off, size_t len);
+/* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */
+void out_string(conn *c, const char *str);
+/* Reply an error even under noreply (memcached reports errors always). */
+void out_errstring(conn *c, const char *str);
+/* Read the value for c->item (c->ritem/rlbytes set), then call
+ * complete_nread(c). */
+void conn_start_nread(conn *c, item *it, int nbytes, enum store_cmd cmd);
+/* Discard n bytes of the stream (a rejected value): conn_start_swallow. */
+void conn_start_swallow(conn *c, int nbytes);
+void conn_close_after_write(conn *c);
+
+conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
+               int read_buffer_size, enum network_transport transport,
+               struct event_base *base);
+/* idle_timeout, run by worker me's timer: close its idle connections */
+void conns_close_idle(LIBEVENT_THREAD *me);
+
+/* Start-up: the per-fd table of connection structs, for fds below max_fds. */
+void conn_table_init(int max_fds);
+/* stats conns: walks the connection table */
+void process_stat_conns(ADD_STAT add_stats, void *c);
+
+#endif

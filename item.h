@@ -1,0 +1,79 @@
+/*
+ * item.h: the header every stored item starts with, its flags and the
+ * key/value limits (memcached 1.6.18's values).  The item API is items.h.
+ *
+ * it_flags and the links are guarded by the item lock of the item's hash
+ * (item_lock.h); refcount is atomic.
+ */
+#ifndef ITEM_H
+#define ITEM_H
+
+#include "clock.h"
+#include "settings.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define KEY_MAX_LENGTH 250
+#define KEY_MAX_UGLY_LENGTH (KEY_MAX_LENGTH * 8 / 6 + 4) /* base64 keys */
+#define INCR_MAX_STORAGE_LEN 24
+#define ITEM_UPDATE_INTERVAL 60 /* seconds between LRU bumps of one item */
+
+typedef uint32_t client_flags_t;
+
+/* what a store does with the new value (store_item, complete_nread) */
+enum store_cmd {
+    NREAD_ADD = 1,
+    NREAD_SET,
+    NREAD_REPLACE,
+    NREAD_APPEND,
+    NREAD_PREPEND,
+    NREAD_CAS
+};
+
+/* One header layout for every stored item.  The key follows the header
+ * (nkey bytes then a NUL), the value follows the key (nbytes bytes, the last
+ * two of which are "\r\n").  The header is zone-agnostic: when the N-zone
+ * lands, the hot fields (refcount, counter, time, mq links) of an N item are
+ * mirrored in its DRAM descriptor and never written to NVM. */
+#define ITEM_LINKED     (1 << 0)  /* reachable from the index */
+#define ITEM_SLABBED    (1 << 1)  /* on a slab free list */
+#define ITEM_FETCHED    (1 << 2)  /* read at least once since stored */
+#define ITEM_ACTIVE     (1 << 3)  /* hit again since last bump */
+#define ITEM_TOKEN_SENT (1 << 4)  /* meta: a client was given the win token */
+#define ITEM_STALE      (1 << 5)  /* meta: invalidated, served with X flag */
+#define ITEM_QUEUED     (1 << 6)  /* on an MQ queue */
+#define ITEM_KEY_BINARY (1 << 7)  /* meta: stored with a base64 (b) key */
+#define ITEM_HEAP       (1 << 8)  /* malloc'd, in no slab: a DRAM snapshot of
+                                   * an N item, or the staging buffer of a
+                                   * value bound for the N-zone (items.c) */
+
+typedef struct _stritem {
+    struct _stritem *next;        /* MQ queue / slab free list */
+    struct _stritem *prev;
+    uint64_t cas;
+    rel_time_t time;              /* last access */
+    rel_time_t exptime;           /* 0 = never */
+    uint32_t nbytes;              /* value length including "\r\n" */
+    client_flags_t client_flags;
+    _Atomic uint16_t refcount;    /* the index holds one while linked */
+    uint16_t it_flags;            /* ITEM_*; guarded by the item lock */
+    uint16_t counter;             /* access counter (hotness, MQ level) */
+    uint8_t slabs_clsid;
+    uint8_t nkey;
+    uint8_t mq_level;             /* queue index, valid while ITEM_QUEUED */
+    uint8_t epoch;                /* decay epoch of the last access (low 3
+                                   * bits of migrate_epoch()); tiers only */
+    uint8_t pad_[6];
+    char data[];
+} item;
+
+#define ITEM_key(it)   ((it)->data)
+#define ITEM_data(it)  ((it)->data + (it)->nkey + 1)
+#define ITEM_ntotal(it) (sizeof(item) + (it)->nkey + 1 + (it)->nbytes)
+/* it->cas is also the version's identity inside the engine (items.c finds a
+ * version again by it after dropping the item lock), so it is set even
+ * under -C; clients then see 0, as memcached shows them. */
+#define ITEM_get_cas(it) (settings.use_cas ? (it)->cas : 0)
+
+#endif

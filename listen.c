@@ -1,0 +1,382 @@
+/*
+ * listen.c: the listening sockets and accept().
+ *
+ * Owns opening what -s, or -l/-p/-U, ask for (with the port file the
+ * tests read, MEMCACHED_PORT_FILENAME), the listener connections, and
+ * accepting: a new connection is refused at -c (or, under
+ * no_maxconns_fast, waits) and otherwise goes to a worker thread.
+ * Pausing accept() (descriptors run out, or -c under no_maxconns_fast)
+ * is accept_pause.c's.
+ *
+ * Locks: the listeners are the main thread's; stats_lock guards the
+ * counters it reads and bumps in `stats`.
+ */
+#include "config.h"
+#include "listen.h"
+#include "accept_pause.h"
+#include "conn.h"
+#include "settings.h"
+#include "stats.h"
+#include "thread.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+static struct event_base *listen_base;
+static conn *listen_conns;
+
+static void reject_conn(int sfd)
+{
+    static const char msg[] = "ERROR Too many open connections\r\n";
+    ssize_t unused = write(sfd, msg, sizeof(msg) - 1);
+    (void)unused;
+    close(sfd);
+    pthread_mutex_lock(&stats_lock);
+    stats.rejected_conns++;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+bool conn_limit_reached(void)
+{
+    pthread_mutex_lock(&stats_lock);
+    bool over = stats.curr_conns + stats.reserved_fds >=
+                (uint64_t)settings.listen.maxconns - 1;
+    pthread_mutex_unlock(&stats_lock);
+    return over;
+}
+
+/* The accept pause (accept_pause.c) switches the listeners off and on. */
+void listeners_arm(bool on)
+{
+    for (conn *c = listen_conns; c != NULL; c = c->next) {
+        if (!on) {
+            event_del(&c->event);
+        } else if (event_add(&c->event, NULL) == -1) {
+            perror("event_add(listener)");
+        }
+    }
+}
+
+void listener_accept(conn *listener)
+{
+    if (!settings.listen.maxconns_fast && conn_limit_reached()) {
+        /* memcached's -c is its descriptor limit: wait for room */
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Too many open connections\n");
+        }
+        accept_pause();
+        return;
+    }
+    struct sockaddr_storage addr;
+    socklen_t addrlen = sizeof(addr);
+    int sfd = accept(listener->sfd, (struct sockaddr *)&addr, &addrlen);
+    if (sfd == -1) {
+        if (accept_shortage(errno)) {
+            if (settings.verbose > 0) {
+                perror("Too many open connections");
+            }
+            accept_pause();
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+                   errno != EINTR && errno != ECONNABORTED) {
+            perror("accept()");
+        }
+        return;
+    }
+    if (fcntl(sfd, F_SETFL, fcntl(sfd, F_GETFL) | O_NONBLOCK) < 0) {
+        perror("setting O_NONBLOCK");
+        close(sfd);
+        return;
+    }
+    if (settings.listen.maxconns_fast && conn_limit_reached()) {
+        reject_conn(sfd);
+        return;
+    }
+    dispatch_conn_new(sfd, conn_new_cmd, EV_READ | EV_PERSIST,
+                      READ_BUFFER_SIZE, listener->transport);
+}
+
+static int new_socket(struct addrinfo *ai)
+{
+    int sfd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (sfd == -1) {
+        return -1;
+    }
+    if (fcntl(sfd, F_SETFL, fcntl(sfd, F_GETFL) | O_NONBLOCK) < 0) {
+        perror("setting O_NONBLOCK");
+        close(sfd);
+        return -1;
+    }
+    return sfd;
+}
+
+static void maximize_sndbuf(int sfd)
+{
+    int old = 0;
+    socklen_t len = sizeof(old);
+    if (getsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &old, &len) != 0) {
+        return;
+    }
+    int min = old, max = MAX_SENDBUF_SIZE;
+    while (min <= max) {
+        int avg = min + (max - min) / 2;
+        if (setsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &avg, sizeof(avg)) == 0) {
+            min = avg + 1;
+        } else {
+            max = avg - 1;
+        }
+    }
+}
+
+static void set_socket_options(int sfd, struct addrinfo *ai, bool is_udp)
+{
+    int on = 1;
+    setsockopt(sfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (ai->ai_family == AF_INET6) {
+        setsockopt(sfd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+    }
+    if (is_udp) {
+        maximize_sndbuf(sfd);
+        return;
+    }
+    setsockopt(sfd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+    struct linger ling = { 0, 0 };
+    setsockopt(sfd, SOL_SOCKET, SO_LINGER, &ling, sizeof(ling));
+    setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+}
+
+static void add_listener(int sfd, enum network_transport transport)
+{
+    conn *c = conn_new(sfd, conn_listening, EV_READ | EV_PERSIST, 1,
+                       transport, listen_base);
+    if (c == NULL) {
+        fprintf(stderr, "failed to create listening connection\n");
+        exit(EXIT_FAILURE);
+    }
+    c->next = listen_conns;
+    listen_conns = c;
+    if (settings.verbose > 1) {
+        fprintf(stderr, "<%d server listening (%s)\n", sfd,
+                transport == local_transport ? "unix" : "tcp");
+    }
+}
+
+/* Bind every address `host` resolves to; returns 0 on success. */
+static int server_socket(const char *host, int port, bool is_udp,
+                         FILE *portfile)
+{
+    struct addrinfo hints = {
+        .ai_flags = AI_PASSIVE,
+        .ai_family = AF_UNSPEC,
+        .ai_socktype = is_udp ? SOCK_DGRAM : SOCK_STREAM,
+    };
+    char port_buf[NI_MAXSERV];
+    snprintf(port_buf, sizeof(port_buf), "%d", port);
+    struct addrinfo *ai;
+    int error = getaddrinfo(host, port_buf, &hints, &ai);
+    if (error != 0) {
+        if (error != EAI_SYSTEM) {
+            fprintf(stderr, "getaddrinfo(): %s\n", gai_strerror(error));
+        } else {
+            perror("getaddrinfo()");
+        }
+        return 1;
+    }
+    bool success = false;
+    for (struct addrinfo *next = ai; next != NULL; next = next->ai_next) {
+        int sfd = new_socket(next);
+        if (sfd == -1) {
+            if (errno == EMFILE) {
+                perror("server_socket");
+                exit(EXIT_FAILURE);
+            }
+            continue;
+        }
+        set_socket_options(sfd, next, is_udp);
+        if (bind(sfd, next->ai_addr, next->ai_addrlen) == -1) {
+            if (errno != EADDRINUSE) {
+                perror("bind()");
+                close(sfd);
+                freeaddrinfo(ai);
+                return 1;
+            }
+            close(sfd);
+            continue;
+        }
+        success = true;
+        if (!is_udp && listen(sfd, settings.listen.backlog) == -1) {
+            perror("listen()");
+            close(sfd);
+            freeaddrinfo(ai);
+            return 1;
+        }
+        if (portfile != NULL) {
+            struct sockaddr_storage sa;
+            socklen_t salen = sizeof(sa);
+            if (getsockname(sfd, (struct sockaddr *)&sa, &salen) == 0) {
+                int p = ntohs(sa.ss_family == AF_INET
+                    ? ((struct sockaddr_in *)&sa)->sin_port
+                    : ((struct sockaddr_in6 *)&sa)->sin6_port);
+                fprintf(portfile, "%s INET%s: %d\n", is_udp ? "UDP" : "TCP",
+                        next->ai_family == AF_INET ? "" : "6", p);
+            }
+        }
+        if (is_udp) {
+            dispatch_udp_socket(sfd);
+        } else {
+            add_listener(sfd, tcp_transport);
+        }
+    }
+    freeaddrinfo(ai);
+    return success ? 0 : 1;
+}
+
+/* -l takes a comma list (and may be repeated); each entry may carry its own
+ * port as host:port or [v6]:port. */
+static int server_sockets(int port, bool is_udp, FILE *portfile)
+{
+    if (settings.listen.inter == NULL) {
+        return server_socket(NULL, port, is_udp, portfile);
+    }
+    char *list = strdup(settings.listen.inter);
+    if (list == NULL) {
+        fprintf(stderr, "Failed to allocate memory for listen list\n");
+        return 1;
+    }
+    int ret = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(list, ";,", &save); p != NULL;
+         p = strtok_r(NULL, ";,", &save)) {
+        int the_port = port;
+        char *host = p;
+        char *colon = strrchr(p, ':');
+        if (*p == '[') {
+            char *close_br = strchr(p, ']');
+            if (close_br == NULL) {
+                fprintf(stderr, "Invalid IPV6 address: \"%s\"", p);
+                free(list);
+                return 1;
+            }
+            host = p + 1;
+            *close_br = '\0';
+            colon = close_br[1] == ':' ? close_br + 1 : NULL;
+        } else if (colon != NULL && strchr(p, ':') != colon) {
+            colon = NULL; /* bare IPv6 address without port */
+        }
+        if (colon != NULL) {
+            *colon = '\0';
+            int32_t parsed;
+            if (!safe_strtol(colon + 1, &parsed) || parsed < 0 ||
+                parsed > 65535) {
+                fprintf(stderr, "Invalid port number: \"%s\"", colon + 1);
+                free(list);
+                return 1;
+            }
+            the_port = parsed;
+        }
+        if (strcmp(host, "*") == 0) {
+            host = NULL;
+        }
+        ret |= server_socket(host, the_port, is_udp, portfile);
+    }
+    free(list);
+    return ret;
+}
+
+static int server_socket_unix(const char *path, int access_mask)
+{
+    struct stat tstat;
+    if (lstat(path, &tstat) == 0 && S_ISSOCK(tstat.st_mode)) {
+        unlink(path);
+    }
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (sfd == -1) {
+        perror("socket()");
+        return 1;
+    }
+    if (fcntl(sfd, F_SETFL, fcntl(sfd, F_GETFL) | O_NONBLOCK) < 0) {
+        perror("setting O_NONBLOCK");
+        close(sfd);
+        return 1;
+    }
+    int on = 1;
+    setsockopt(sfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof(addr.sun_path)) {
+        fprintf(stderr, "unix socket path too long: %s\n", path);
+        close(sfd);
+        return 1;
+    }
+    strcpy(addr.sun_path, path);
+    mode_t old_umask = umask(~(access_mask & 0777));
+    if (bind(sfd, (struct sockaddr *)&addr, sizeof(addr)) == -1) {
+        perror("bind()");
+        close(sfd);
+        umask(old_umask);
+        return 1;
+    }
+    umask(old_umask);
+    if (listen(sfd, settings.listen.backlog) == -1) {
+        perror("listen()");
+        close(sfd);
+        return 1;
+    }
+    add_listener(sfd, local_transport);
+    return 0;
+}
+
+void listeners_open(struct event_base *base)
+{
+    listen_base = base;
+    if (settings.listen.socketpath != NULL) {
+        if (server_socket_unix(settings.listen.socketpath, settings.listen.access) != 0) {
+            fprintf(stderr, "failed to listen on UNIX socket: %s\n",
+                    settings.listen.socketpath);
+            exit(EX_OSERR);
+        }
+        return;
+    }
+    const char *portfile_name = getenv("MEMCACHED_PORT_FILENAME");
+    FILE *portfile = NULL;
+    char temp_portfile[PATH_MAX];
+    if (portfile_name != NULL) {
+        snprintf(temp_portfile, sizeof(temp_portfile), "%s.lck",
+                 portfile_name);
+        portfile = fopen(temp_portfile, "a");
+        if (portfile == NULL) {
+            fprintf(stderr, "Failed to open \"%s\": %s\n", temp_portfile,
+                    strerror(errno));
+            exit(EX_OSERR);
+        }
+    }
+    errno = 0;
+    if (server_sockets(settings.listen.port, false, portfile) != 0) {
+        fprintf(stderr, "failed to listen on TCP port %d: %s\n",
+                settings.listen.port, strerror(errno ? errno : EADDRINUSE));
+        exit(EX_OSERR);
+    }
+    if (settings.listen.udpport != 0) {
+        errno = 0;
+        if (server_sockets(settings.listen.udpport, true, portfile) != 0) {
+            fprintf(stderr, "failed to listen on UDP port %d: %s\n",
+                    settings.listen.udpport, strerror(errno ? errno : EADDRINUSE));
+            exit(EX_OSERR);
+        }
+    }
+    if (portfile != NULL) {
+        fclose(portfile);
+        rename(temp_portfile, portfile_name);
+    }
+}

@@ -1,0 +1,36 @@
+/*
+ * listen.h: the listening sockets (listen.c): TCP, UDP and the unix
+ * socket, and accepting connections on them.  Main thread only.
+ */
+#ifndef LISTEN_H
+#define LISTEN_H
+
+#include <stdbool.h>
+
+/* The options that decide what the server listens on and how many
+ * clients it takes (settings.listen; defaults in settings.c). */
+struct listen_config {
+    int port;                     /* -p */
+    int udpport;                  /* -U */
+    char *inter;                  /* -l, comma list, NULL = any */
+    char *socketpath;             /* -s */
+    int access;                   /* -a */
+    int backlog;                  /* -b */
+    int maxconns;                 /* -c */
+    bool maxconns_fast;           /* !no_maxconns_fast: refuse at -c */
+};
+
+struct conn;
+struct event_base;
+
+/* Start-up: open what -s, or -l/-p/-U, ask for on `base`; exits with one
+ * line on failure. */
+void listeners_open(struct event_base *base);
+/* conn_listening: accept one pending connection and hand it to a worker. */
+void listener_accept(struct conn *listener);
+/* The accept pause (accept_pause.c) switches the listeners off and on. */
+void listeners_arm(bool on);
+/* -c reached: no connection may be accepted now. */
+bool conn_limit_reached(void);
+
+#endif

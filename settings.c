@@ -1,0 +1,752 @@
+/*
+ * settings.c: the `settings` struct and how the command line fills it.
+ *
+ * Owns memcached's defaults (settings_init), option and -o sub-option
+ * parsing with their error lines and exit codes (settings_parse), the
+ * usage and license text, the policy names (tier_policy_name) and the
+ * checks that need every option known (settings_check).  `stats settings`
+ * reports the result (stats.c).
+ *
+ * Locks: none.  Everything here runs on the main thread at start-up,
+ * before any other thread exists; settings.h says who writes the struct
+ * afterwards.
+ */
+#include "config.h"
+#include "settings.h"
+#include "nvm.h"
+#include "tier_reassign.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+struct settings settings;
+
+void settings_init(void)
+{
+    memset(&settings, 0, sizeof(settings));
+    settings.use_cas = true;
+    settings.listen.access = 0700;
+    settings.listen.port = 11211;
+    settings.listen.udpport = 0;
+    settings.listen.inter = NULL;
+    settings.maxbytes = 64 * 1024 * 1024;
+    settings.listen.maxconns = 1024;
+    settings.verbose = 0;
+    settings.oldest_live = 0;
+    settings.oldest_cas = 0;
+    settings.evict_to_free = 1;
+    settings.listen.socketpath = NULL;
+    settings.factor = 1.25;
+    settings.chunk_size = 48;
+    settings.num_threads = 4;
+    settings.num_threads_per_udp = 0;
+    settings.prefix_delimiter = ':';
+    settings.detail_enabled = 0;
+    settings.reqs_per_event = 20;
+    settings.listen.backlog = 1024;
+    settings.binding_protocol = negotiating_prot;
+    settings.item_size_max = 1024 * 1024;
+    settings.slab_page_size = 1024 * 1024;
+    settings.slab_chunk_size_max = settings.slab_page_size / 2;
+    settings.sasl = false;
+    settings.listen.maxconns_fast = true;
+    settings.lru_crawler = true;
+    settings.lru_crawler_sleep = 100;
+    settings.lru_crawler_tocrawl = 0;
+    settings.lru_maintainer_thread = true;
+    settings.lru_segmented = true;
+    settings.hot_lru_pct = 20;
+    settings.warm_lru_pct = 40;
+    settings.hot_max_factor = 0.2;
+    settings.warm_max_factor = 2.0;
+    settings.temporary_ttl = 61;
+    settings.temp_lru = false;
+    settings.idle_timeout = 0;
+    settings.logger_watcher_buf_size = 256 * 1024;
+    settings.logger_buf_size = 64 * 1024;
+    settings.read_buf_mem_limit = 0;
+    settings.track_sizes = false;
+    settings.shutdown_command = false;
+    settings.flush_enabled = true;
+    settings.dump_enabled = true;
+    settings.watch_enabled = true;
+    settings.hash_expand = true;
+    settings.hashpower_init = 0;
+    settings.tail_repair_time = 0;
+    settings.slab_reassign = 1;
+    settings.slab_automove = 1;
+    settings.slab_automove_ratio = 0.8;
+    settings.slab_automove_window = 30;
+    settings.slab_automove_freeratio = 0.01;
+    settings.hash_algorithm = "murmur3";
+    nvm_config_init(&settings.nvm);
+    settings.tier_policy = TIER_POLICY_HMCACHED;
+    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier_promote_async = true;
+    settings.tier_threshold_init = 4;
+    settings.tier_adjust_period = 100000;
+    settings.tier_decay_period = 1000000;
+    settings.tier_mq_queues = 8;
+    settings.tier_reassign = TIER_REASSIGN_DP;
+    settings.tier_reassign_period = 1000000;
+    settings.tier_reassign_rate = 4;
+    settings.tier_inflight_limit = 16 * 1024 * 1024;
+}
+
+static void usage(void)
+{
+    printf("memcached " MEMCACHED_COMPAT_VERSION " (tiercached " PACKAGE_VERSION ")" "\n"
+"-p, --port=<num>          TCP port to listen on (default: 11211, 0 = any free port)\n"
+"-U, --udp-port=<num>      UDP port to listen on (default: 0, off)\n"
+"-s, --unix-socket=<file>  UNIX socket to listen on (disables network support)\n"
+"-a, --unix-mask=<mask>    access mask for UNIX socket, in octal (default: 700)\n"
+"-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
+"-l, --listen=<addr>       interface to listen on (default: INADDR_ANY);\n"
+"                          repeatable, comma separated, host or host:port\n"
+"-d, --daemon              run as a daemon\n"
+"-r, --enable-coredumps    maximize core file limit\n"
+"-u, --user=<user>         assume identity of <username> (only when run as root)\n"
+"-m, --memory-limit=<num>  DRAM item memory in megabytes (default: 64)\n"
+"-M, --disable-evictions   return error on memory exhausted instead of evicting\n"
+"-c, --conn-limit=<num>    max simultaneous connections (default: 1024)\n"
+"-k, --lock-memory         lock down all paged memory\n"
+"-v, --verbose             verbose (print errors/warnings while in event loop)\n"
+"-vv                       very verbose (also print client commands/responses)\n"
+"-vvv                      extremely verbose (internal state transitions)\n"
+"-h, --help                print this help and exit\n"
+"-i, --license             print the license and exit\n"
+"-V, --version             print version and exit\n"
+"-P, --pidfile=<file>      save PID in <file>, only used with -d option\n"
+"-f, --slab-growth-factor=<num> chunk size growth factor (default: 1.25)\n"
+"-n, --slab-min-size=<bytes> min space used for key+value+flags (default: 48)\n"
+"-L, --enable-largepages   try to use large memory pages (if available)\n"
+"-D <char>                 use <char> as the delimiter between key prefixes and\n"
+"                          IDs for per-prefix stats (default \":\"); turns\n"
+"                          prefix stats on (also: \"stats detail on\")\n"
+"-t, --threads=<num>       number of worker threads (default: 4)\n"
+"-R, --max-reqs-per-event  requests served per connection before yielding to\n"
+"                          the others (default: 20)\n"
+"-C, --disable-cas         disable use of CAS\n"
+"-b, --listen-backlog=<num> set the backlog queue limit (default: 1024)\n"
+"-B, --protocol=<name>     ascii or auto (default: auto; binary not built yet)\n"
+"-I, --max-item-size=<num> adjusts max item size\n"
+"                          (default: 1m, min: 1k, max: 1024m)\n"
+"-F, --disable-flush-all   disable flush_all command\n"
+"-X, --disable-dumping     disable stats cachedump and lru_crawler metadump\n"
+"-W, --disable-watch       disable watch commands (live logging)\n"
+"-S, -Z, -e, -Y            SASL, TLS, memory file, auth file: not supported yet\n"
+"-o, --extended            comma separated list of extended options\n"
+"   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
+"                          (default: enabled), or hold them until one closes\n"
+"   - hashpower=<n>        initial index size as a power of two (default: 16)\n"
+"   - no_hashexpand        never grow the index\n"
+"   - hash_algorithm=<x>   accepted for compatibility; tiercached has one hash\n"
+"   - no_lru_crawler       disable the background crawler that reclaims\n"
+"                          expired items\n"
+"   - lru_crawler_sleep=<us> microseconds to sleep between items (default: 100)\n"
+"   - lru_crawler_tocrawl=<n> max items to crawl per class per run (0: all)\n"
+"   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
+"   - track_sizes          enable \"stats sizes\"\n"
+"   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
+"     slab_reassign, no_slab_reassign\n"
+"   Tiers (see doc/tiering.md; without nvm_size there is no N-zone):\n"
+"   - nvm_path=<path>      N-zone on a device-DAX node, a file on an fsdax\n"
+"                          mount or any file (mapped with libpmem2)\n"
+"   - nvm_node=<n>|auto    N-zone from NUMA node n (auto: the CPU-less node)\n"
+"   - nvm_size=<size>      N-zone capacity (512m, 64g); alone: anonymous\n"
+"                          memory, for emulation\n"
+"   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
+"   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
+"                          (the paper's NVM: 224:924)\n"
+"   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm,\n"
+"                          duallru\n"
+"   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
+"   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
+"   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
+"   - tier_adjust_period=<n> requests to a class between threshold\n"
+"                          adjustments (default: 100000)\n"
+"   - tier_decay_period=<n> requests between counter decay epochs\n"
+"                          (default: 1000000)\n"
+"   - tier_mq_queues=<q>   MQ queues per class in the D-zone (default: 8)\n"
+"   - tier_reassign=<r>    DRAM page reassignment across slab classes: dp\n"
+"                          (default), greedy, psa, none\n"
+"   - tier_reassign_period=<n> requests between reassignments\n"
+"                          (default: 1000000)\n"
+"   - tier_reassign_rate=<n> page moves per period at most (0-256,\n"
+"                          default: 4)\n"
+"   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
+"                          may hold while unwritten (default: 16m; 0: no\n"
+"                          limit); past it N hits answer SERVER_ERROR\n"
+"   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
+"     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
+"     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
+"     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
+"     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
+"     drop_privileges, ext_*, ssl_*, proxy_*) are accepted and have no\n"
+"     effect here: see doc/memcached.1\n");
+}
+
+static void usage_license(void)
+{
+    printf("tiercached: a memcached-compatible server with a tiered slab\n"
+           "allocator.  BSD 3-clause license; see the project's LICENSE.\n"
+           "Links against libevent (3-clause BSD license).\n");
+}
+
+/* "64", "64k", "2m", "1g" -> bytes; `unit` applies to plain numbers. */
+static bool parse_size(const char *s, uint64_t unit, uint64_t *out)
+{
+    char buf[64];
+    size_t len = strlen(s);
+    if (len == 0 || len >= sizeof(buf)) {
+        return false;
+    }
+    memcpy(buf, s, len + 1);
+    uint64_t mult = unit;
+    switch (tolower((unsigned char)buf[len - 1])) {
+    case 'k': mult = 1024ULL; buf[len - 1] = '\0'; break;
+    case 'm': mult = 1024ULL * 1024; buf[len - 1] = '\0'; break;
+    case 'g': mult = 1024ULL * 1024 * 1024; buf[len - 1] = '\0'; break;
+    default: break;
+    }
+    uint64_t v;
+    if (!safe_strtoull(buf, &v) || (v != 0 && mult > UINT64_MAX / v)) {
+        return false;
+    }
+    *out = v * mult;
+    return true;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+                                                     noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(EX_USAGE);
+}
+
+static uint32_t subopt_u32(const char *name, const char *val)
+{
+    uint32_t v;
+    if (val == NULL || !safe_strtoul(val, &v)) {
+        die("Invalid value for %s: %s", name, val ? val : "(missing)");
+    }
+    return v;
+}
+
+static double subopt_double(const char *name, const char *val)
+{
+    double v;
+    if (val == NULL || !safe_strtod(val, &v)) {
+        die("Invalid value for %s: %s", name, val ? val : "(missing)");
+    }
+    return v;
+}
+
+/* memcached sub-options that only tune mechanisms tiercached does not have
+ * (segmented LRU, extstore, TLS, proxy, logger buffers): accepted so that
+ * existing command lines keep working. */
+static bool is_noop_subopt(const char *name)
+{
+    static const char *const names[] = {
+        "lru_maintainer", "no_lru_maintainer", "hot_lru_pct",
+        "warm_lru_pct", "hot_max_factor", "warm_max_factor",
+        "temporary_ttl", "tail_repair_time", "slab_chunk_max",
+        "read_buf_mem_limit", "watcher_logbuf_size", "worker_logbuf_size",
+        "modern", "no_modern", "no_chunked_items", "no_inline_ascii_resp",
+        "sock_cookie_id", "drop_privileges", "no_drop_privileges",
+        "slab_automove_freeratio", "lru_segmented", "no_lru_segmented",
+        NULL
+    };
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            return true;
+        }
+    }
+    return strncmp(name, "ext_", 4) == 0 || strncmp(name, "ssl_", 4) == 0 ||
+           strncmp(name, "proxy_", 6) == 0;
+}
+
+static const char *const tier_policy_names[] = {
+    [TIER_POLICY_HMCACHED] = "hmcached",
+    [TIER_POLICY_UNI] = "uni",
+    [TIER_POLICY_TLC] = "tlc",
+    [TIER_POLICY_DRAM] = "dram",
+    [TIER_POLICY_NVM] = "nvm",
+    [TIER_POLICY_DUALLRU] = "duallru",
+};
+
+const char *tier_policy_name(enum tier_policy p)
+{
+    return tier_policy_names[p];
+}
+
+static enum tier_policy parse_tier_policy(const char *val)
+{
+    for (size_t i = 0; val != NULL && i < sizeof(tier_policy_names) /
+                                          sizeof(tier_policy_names[0]); i++) {
+        if (strcmp(val, tier_policy_names[i]) == 0) {
+            return (enum tier_policy)i;
+        }
+    }
+    die("tier_policy must be one of hmcached, uni, tlc, dram, nvm, duallru"
+            " (got %s)",
+        val ? val : "nothing");
+}
+
+static uint32_t tier_u32_at_least_1(const char *name, const char *val)
+{
+    uint32_t v = subopt_u32(name, val);
+    if (v == 0) {
+        die("%s must be at least 1", name);
+    }
+    return v;
+}
+
+/* The N-zone and policy sub-options (doc/tiering.md); false when `name`
+ * is not one of them. */
+static bool parse_tier_subopt(const char *name, const char *val)
+{
+    struct nvm_config *nc = &settings.nvm;
+    if (strcmp(name, "nvm_path") == 0) {
+        if (val == NULL || *val == '\0') {
+            die("nvm_path needs a path");
+        }
+        nc->path = strdup(val);
+    } else if (strcmp(name, "nvm_node") == 0) {
+        if (val == NULL || !nvm_parse_node(val, &nc->node, &nc->node_auto)) {
+            die("nvm_node must be a NUMA node number or auto (got %s)",
+                val ? val : "nothing");
+        }
+        nc->have_node = true;
+    } else if (strcmp(name, "nvm_size") == 0) {
+        if (val == NULL || !nvm_parse_size(val, &nc->size)) {
+            die("nvm_size must be a size such as 512m or 64g (got %s)",
+                val ? val : "nothing");
+        }
+    } else if (strcmp(name, "dram_node") == 0) {
+        int32_t node;
+        if (val == NULL || !safe_strtol(val, &node) || node < 0) {
+            die("dram_node must be a NUMA node number (got %s)",
+                val ? val : "nothing");
+        }
+        nc->dram_node = node;
+    } else if (strcmp(name, "nvm_emulate") == 0) {
+        if (val == NULL || !nvm_parse_emulate(val, &nc->emulate_read_ns,
+                                              &nc->emulate_write_ns)) {
+            die("nvm_emulate must be READ_NS:WRITE_NS such as 224:924 "
+                "(got %s)", val ? val : "nothing");
+        }
+    } else if (strcmp(name, "tier_policy") == 0) {
+        settings.tier_policy = parse_tier_policy(val);
+    } else if (strcmp(name, "tier_placement") == 0) {
+        if (val != NULL && strcmp(val, "nvm") == 0) {
+            settings.tier_placement = TIER_PLACE_NVM;
+        } else if (val != NULL && strcmp(val, "dram_first") == 0) {
+            settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+        } else {
+            die("tier_placement must be nvm or dram_first");
+        }
+    } else if (strcmp(name, "tier_promote") == 0) {
+        if (val == NULL || (strcmp(val, "sync") && strcmp(val, "async"))) {
+            die("tier_promote must be sync or async");
+        }
+        settings.tier_promote_async = strcmp(val, "async") == 0;
+    } else if (strcmp(name, "tier_threshold") == 0) {
+        settings.tier_threshold_init = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_adjust_period") == 0) {
+        settings.tier_adjust_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_decay_period") == 0) {
+        settings.tier_decay_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_mq_queues") == 0) {
+        settings.tier_mq_queues = tier_u32_at_least_1(name, val);
+        if (settings.tier_mq_queues > 16) {
+            die("tier_mq_queues must be between 1 and 16");
+        }
+    } else if (strcmp(name, "tier_reassign") == 0) {
+        if (!tier_reassign_parse(val, &settings.tier_reassign)) {
+            die("tier_reassign must be one of dp, greedy, psa, none "
+                "(got %s)", val ? val : "nothing");
+        }
+    } else if (strcmp(name, "tier_reassign_period") == 0) {
+        settings.tier_reassign_period = tier_u32_at_least_1(name, val);
+    } else if (strcmp(name, "tier_reassign_rate") == 0) {
+        settings.tier_reassign_rate = subopt_u32(name, val);
+        if (settings.tier_reassign_rate > 256) {
+            die("tier_reassign_rate must be between 0 and 256");
+        }
+    } else if (strcmp(name, "tier_inflight_limit") == 0) {
+        if (val == NULL
+                || !nvm_parse_size(val, &settings.tier_inflight_limit)) {
+            die("tier_inflight_limit must be a size such as 16m (got %s)",
+                val ? val : "nothing");
+        }
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static void parse_subopt(char *name, char *val)
+{
+    if (strcmp(name, "maxconns_fast") == 0) {
+        settings.listen.maxconns_fast = true;
+    } else if (strcmp(name, "no_maxconns_fast") == 0) {
+        settings.listen.maxconns_fast = false;
+    } else if (strcmp(name, "hashpower") == 0) {
+        uint32_t hp = subopt_u32(name, val);
+        if (hp < 12) {
+            die("Initial hashtable multiplier of %u is too low", hp);
+        }
+        if (hp > 32) {
+            die("Initial hashtable multiplier of %u is too high\n"
+                "Choose a value based on \"STAT hash_power_level\" from a "
+                "running instance", hp);
+        }
+        settings.hashpower_init = (int)hp;
+    } else if (strcmp(name, "no_hashexpand") == 0) {
+        settings.hash_expand = false;
+    } else if (strcmp(name, "hash_algorithm") == 0) {
+        if (val == NULL || (strcmp(val, "jenkins") && strcmp(val, "murmur3") &&
+                            strcmp(val, "xxh3"))) {
+            die("Unknown hash_algorithm option (jenkins, murmur3, xxh3)");
+        }
+        settings.hash_algorithm = strdup(val);
+    } else if (strcmp(name, "lru_crawler") == 0) {
+        settings.lru_crawler = true;
+    } else if (strcmp(name, "no_lru_crawler") == 0) {
+        settings.lru_crawler = false;
+    } else if (strcmp(name, "lru_crawler_sleep") == 0) {
+        settings.lru_crawler_sleep = subopt_u32(name, val);
+        if (settings.lru_crawler_sleep > 1000000) {
+            die("LRU crawler sleep must be between 0 and 1 second");
+        }
+    } else if (strcmp(name, "lru_crawler_tocrawl") == 0) {
+        settings.lru_crawler_tocrawl = subopt_u32(name, val);
+    } else if (strcmp(name, "idle_timeout") == 0) {
+        /* memcached takes any integer; 0 or less never times out */
+        int32_t secs;
+        if (val == NULL || !safe_strtol(val, &secs)) {
+            die("Invalid value for %s: %s", name, val ? val : "(missing)");
+        }
+        settings.idle_timeout = secs;
+    } else if (strcmp(name, "track_sizes") == 0) {
+        settings.track_sizes = true;
+    } else if (strcmp(name, "slab_reassign") == 0) {
+        settings.slab_reassign = 1;
+    } else if (strcmp(name, "no_slab_reassign") == 0) {
+        settings.slab_reassign = 0;
+    } else if (strcmp(name, "slab_automove") == 0) {
+        settings.slab_automove = val == NULL ? 1 : (int)subopt_u32(name, val);
+        if (settings.slab_automove > 2) {
+            die("slab_automove must be between 0 and 2");
+        }
+    } else if (strcmp(name, "no_slab_automove") == 0) {
+        settings.slab_automove = 0;
+    } else if (strcmp(name, "slab_automove_ratio") == 0) {
+        settings.slab_automove_ratio = subopt_double(name, val);
+    } else if (strcmp(name, "slab_automove_window") == 0) {
+        settings.slab_automove_window = subopt_u32(name, val);
+    } else if (parse_tier_subopt(name, val)) {
+        return;
+    } else if (is_noop_subopt(name)) {
+        if (strcmp(name, "ext_path") == 0) {
+            fprintf(stderr, "ext_path: extstore is not part of tiercached; "
+                    "the option is ignored (see nvm_path)\n");
+        }
+    } else {
+        fprintf(stderr, "Illegal suboption \"%s\"\n", name);
+        exit(EX_USAGE);
+    }
+}
+
+static void parse_subopts(char *list)
+{
+    char *save = NULL;
+    for (char *opt = strtok_r(list, ",", &save); opt != NULL;
+         opt = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(opt, '=');
+        char *val = NULL;
+        if (eq != NULL) {
+            *eq = '\0';
+            val = eq + 1;
+        }
+        parse_subopt(opt, val);
+    }
+}
+
+static void append_listen(const char *addr)
+{
+    if (settings.listen.inter == NULL) {
+        settings.listen.inter = strdup(addr);
+        return;
+    }
+    size_t len = strlen(settings.listen.inter) + strlen(addr) + 2;
+    char *joined = malloc(len);
+    if (joined == NULL) {
+        die("Failed to allocate memory for the listen list");
+    }
+    snprintf(joined, len, "%s,%s", settings.listen.inter, addr);
+    free(settings.listen.inter);
+    settings.listen.inter = joined;
+}
+
+static void parse_item_size(const char *arg)
+{
+    uint64_t size;
+    if (!parse_size(arg, 1, &size)) {
+        die("Invalid -I argument: %s", arg);
+    }
+    if (size < 1024) {
+        die("Item max size cannot be less than 1024 bytes.");
+    }
+    if (size > 1024ULL * 1024 * 1024) {
+        die("Cannot set item size limit higher than 1024 mb.");
+    }
+    settings.item_size_max = (int)size;
+}
+
+static void parse_protocol(const char *arg)
+{
+    if (strcmp(arg, "auto") == 0) {
+        settings.binding_protocol = negotiating_prot;
+    } else if (strcmp(arg, "ascii") == 0) {
+        settings.binding_protocol = ascii_prot;
+    } else if (strcmp(arg, "binary") == 0) {
+        die("The binary protocol is not built yet; use -B ascii or auto.");
+    } else {
+        die("Invalid value for binding protocol: %s\n"
+            " -- should be one of auto, binary, or ascii", arg);
+    }
+}
+
+static const struct option long_options[] = {
+    { "unix-mask", required_argument, 0, 'a' },
+    { "enable-shutdown", no_argument, 0, 'A' },
+    { "port", required_argument, 0, 'p' },
+    { "unix-socket", required_argument, 0, 's' },
+    { "udp-port", required_argument, 0, 'U' },
+    { "memory-limit", required_argument, 0, 'm' },
+    { "disable-evictions", no_argument, 0, 'M' },
+    { "conn-limit", required_argument, 0, 'c' },
+    { "lock-memory", no_argument, 0, 'k' },
+    { "help", no_argument, 0, 'h' },
+    { "license", no_argument, 0, 'i' },
+    { "version", no_argument, 0, 'V' },
+    { "enable-coredumps", no_argument, 0, 'r' },
+    { "verbose", optional_argument, 0, 'v' },
+    { "daemon", no_argument, 0, 'd' },
+    { "listen", required_argument, 0, 'l' },
+    { "user", required_argument, 0, 'u' },
+    { "pidfile", required_argument, 0, 'P' },
+    { "slab-growth-factor", required_argument, 0, 'f' },
+    { "slab-min-size", required_argument, 0, 'n' },
+    { "threads", required_argument, 0, 't' },
+    { "enable-largepages", no_argument, 0, 'L' },
+    { "max-reqs-per-event", required_argument, 0, 'R' },
+    { "disable-cas", no_argument, 0, 'C' },
+    { "listen-backlog", required_argument, 0, 'b' },
+    { "protocol", required_argument, 0, 'B' },
+    { "max-item-size", required_argument, 0, 'I' },
+    { "enable-sasl", no_argument, 0, 'S' },
+    { "disable-flush-all", no_argument, 0, 'F' },
+    { "disable-dumping", no_argument, 0, 'X' },
+    { "disable-watch", no_argument, 0, 'W' },
+    { "auth-file", required_argument, 0, 'Y' },
+    { "memory-file", required_argument, 0, 'e' },
+    { "enable-ssl", no_argument, 0, 'Z' },
+    { "extended", required_argument, 0, 'o' },
+    { "napi-ids", required_argument, 0, 'N' },
+    { 0, 0, 0, 0 }
+};
+
+static int parse_int_arg(const char *arg, const char *what)
+{
+    int32_t v;
+    if (!safe_strtol(arg, &v)) {
+        die("Invalid value for %s: %s", what, arg);
+    }
+    return v;
+}
+
+void settings_parse(int argc, char **argv)
+{
+    const char *shortopts = "a:Ap:s:U:m:Mc:khiVrvdl:u:P:f:n:t:LD:R:Cb:B:"
+                            "I:SFXWY:e:Zo:N:";
+    int c;
+    while ((c = getopt_long(argc, argv, shortopts, long_options, NULL))
+           != -1) {
+        switch (c) {
+        case 'a': {
+            char *end;
+            long mask = strtol(optarg, &end, 8);
+            if (*optarg == '\0' || *end != '\0' || mask < 0 || mask > 0777) {
+                die("Invalid unix socket mask: %s", optarg);
+            }
+            settings.listen.access = (int)mask;
+            break;
+        }
+        case 'A': settings.shutdown_command = true; break;
+        case 'p': settings.listen.port = parse_int_arg(optarg, "-p"); break;
+        case 's': settings.listen.socketpath = optarg; break;
+        case 'U': settings.listen.udpport = parse_int_arg(optarg, "-U"); break;
+        case 'm': {
+            uint64_t bytes;
+            if (!parse_size(optarg, 1024 * 1024, &bytes) || bytes == 0) {
+                die("Invalid value for -m: %s", optarg);
+            }
+            settings.maxbytes = bytes;
+            break;
+        }
+        case 'M': settings.evict_to_free = 0; break;
+        case 'c':
+            settings.listen.maxconns = parse_int_arg(optarg, "-c");
+            if (settings.listen.maxconns <= 0) {
+                die("Maximum connections must be greater than 0");
+            }
+            break;
+        case 'k': settings.lock_memory = true; break;
+        case 'h': usage(); exit(EXIT_SUCCESS);
+        case 'i': usage_license(); exit(EXIT_SUCCESS);
+        case 'V':
+            printf("memcached " MEMCACHED_COMPAT_VERSION "\n");
+            exit(EXIT_SUCCESS);
+        case 'r': settings.enable_coredumps = true; break;
+        case 'v':
+            settings.verbose++;
+            if (optarg != NULL) {
+                for (const char *p = optarg; *p == 'v'; p++) {
+                    settings.verbose++;
+                }
+            }
+            break;
+        case 'd': settings.daemonize = true; break;
+        case 'l': append_listen(optarg); break;
+        case 'u': settings.username = optarg; break;
+        case 'P': settings.pid_file = optarg; break;
+        case 'f':
+            if (!safe_strtod(optarg, &settings.factor) ||
+                settings.factor <= 1.0) {
+                die("Factor must be greater than 1");
+            }
+            break;
+        case 'n':
+            settings.chunk_size = parse_int_arg(optarg, "-n");
+            if (settings.chunk_size <= 0) {
+                die("Chunk size must be greater than 0");
+            }
+            break;
+        case 't':
+            settings.num_threads = parse_int_arg(optarg, "-t");
+            if (settings.num_threads <= 0) {
+                die("Number of threads must be greater than 0");
+            }
+            if (settings.num_threads > 64) {
+                fprintf(stderr, "WARNING: Setting a high number of worker "
+                        "threads is not recommended.\n"
+                        " Set this value to the number of cores in your "
+                        "machine or less.\n");
+            }
+            break;
+        case 'L': settings.large_pages = true; break;
+        case 'D':
+            if (optarg[0] == '\0' || optarg[1] != '\0') {
+                die("No delimiter specified");
+            }
+            settings.prefix_delimiter = optarg[0];
+            settings.detail_enabled = 1;
+            break;
+        case 'R':
+            settings.reqs_per_event = parse_int_arg(optarg, "-R");
+            if (settings.reqs_per_event <= 0) {
+                die("Number of requests per event must be greater than 0");
+            }
+            break;
+        case 'C': settings.use_cas = false; break;
+        case 'b':
+            settings.listen.backlog = parse_int_arg(optarg, "-b");
+            if (settings.listen.backlog <= 0) {
+                die("Listen backlog must be greater than 0");
+            }
+            break;
+        case 'B': parse_protocol(optarg); break;
+        case 'I': parse_item_size(optarg); break;
+        case 'S':
+            die("SASL (-S) is not supported yet by tiercached.");
+        case 'Z':
+            die("TLS (-Z) is not supported yet by tiercached.");
+        case 'e':
+            die("Memory file (-e) is not supported yet by tiercached; "
+                "see -o nvm_path for the slow tier.");
+        case 'Y':
+            die("ASCII authentication (-Y) is not supported yet by "
+                "tiercached.");
+        case 'F': settings.flush_enabled = false; break;
+        case 'X': settings.dump_enabled = false; break;
+        case 'W': settings.watch_enabled = false; break;
+        case 'N': break;
+        case 'o': {
+            char *copy = strdup(optarg);
+            if (copy == NULL) {
+                die("Failed to allocate memory for -o");
+            }
+            parse_subopts(copy);
+            free(copy);
+            break;
+        }
+        default:
+            fprintf(stderr, "Illegal argument \"%c\"\n", optopt ? optopt : c);
+            exit(EX_USAGE);
+        }
+    }
+    if (optind < argc) {
+        die("Unexpected argument: %s", argv[optind]);
+    }
+}
+
+static void check_tier_settings(void)
+{
+    const struct nvm_config *nc = &settings.nvm;
+    if (nc->path != NULL && nc->have_node) {
+        die("nvm_path and nvm_node both name the N-zone: give one of them");
+    }
+    if ((nc->path != NULL || nc->have_node) && nc->size == 0) {
+        die("nvm_path/nvm_node need nvm_size= (how much of it to use)");
+    }
+    if (nc->size == 0 && settings.tier_policy != TIER_POLICY_HMCACHED &&
+        settings.tier_policy != TIER_POLICY_DRAM) {
+        die("tier_policy=%s needs an N-zone: give nvm_size=",
+            tier_policy_name(settings.tier_policy));
+    }
+    if (settings.tier_threshold_init > (1u << settings.tier_mq_queues)) {
+        die("tier_threshold must be at most 2^tier_mq_queues (%u)",
+            1u << settings.tier_mq_queues);
+    }
+}
+
+/* Checks that need every option to be known. */
+void settings_check(void)
+{
+    if (settings.item_size_max > 1024 * 1024) {
+        settings.slab_page_size = settings.item_size_max;
+    }
+    settings.slab_chunk_size_max = settings.slab_page_size / 2;
+    if ((uint64_t)settings.item_size_max > settings.maxbytes / 2) {
+        die("Cannot set item size limit higher than 1/2 of memory max.");
+    }
+    if (settings.listen.socketpath != NULL && settings.listen.inter != NULL) {
+        fprintf(stderr, "WARNING: -l is ignored with -s\n");
+    }
+    settings.num_threads_per_udp = settings.num_threads;
+    check_tier_settings();
+}

@@ -1,0 +1,39 @@
+/*
+ * thread.h: the worker threads (thread.c): each runs its own event base,
+ * owns the connections dispatched to it and its own struct thread_stats.
+ * New connections reach a worker through its queue and notify pipe.
+ */
+#ifndef THREAD_H
+#define THREAD_H
+
+#include "conn.h"
+#include "stats.h"
+
+#include <event.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct libevent_thread {
+    pthread_t thread_id;
+    struct event_base *base;
+    struct event notify_event;
+    int notify_receive_fd;
+    int notify_send_fd;
+    struct conn_queue *new_conn_queue;
+    struct thread_stats stats;
+    /* bytes of N-zone snapshots that this thread's replies hold now: a
+     * gauge, not a counter (stats reset leaves it), changed with atomic
+     * add/sub because a snapshot may be released by another thread */
+    _Atomic uint64_t tier_inflight_bytes;
+    int index;
+} LIBEVENT_THREAD;
+
+void memcached_thread_init(int nthreads, void *arg);
+void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
+                       int read_buffer_size, enum network_transport transport);
+void dispatch_udp_socket(int sfd);
+void threads_stop(void);
+extern LIBEVENT_THREAD *threads;
+
+#endif
