@@ -16,11 +16,11 @@
  *
  * Parsing is in place: the line is split into tokens by writing NULs over
  * the separating spaces, keys are used where they lie, and values are
- * queued zero-copy with resp_add_item().
+ * queued zero-copy with resp_add_item().  What the commands share (tokens,
+ * the reply line builder, counting helpers) is in proto_internal.h and
+ * proto_util.c.
  */
-#include "memcached.h"
-#include "items.h"
-#include "util.h"
+#include "proto_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -28,17 +28,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* ---- tokens ---- */
-
-typedef struct {
-    char *value;
-    size_t length;
-} token_t;
-
-#define COMMAND_TOKEN 0
-#define SUBCOMMAND_TOKEN 1
-#define KEY_TOKEN 1
 
 #define MAX_VERBOSITY_LEVEL 2
 /* meta commands refuse lines with more tokens than this (terminal included) */
@@ -86,79 +75,7 @@ static size_t tokenize_command(char *command, token_t *tokens,
     return ntokens + 1;
 }
 
-/* A classic command's trailing "noreply" turns its nominal reply off. */
-static bool set_noreply_maybe(conn *c, token_t *tokens, size_t ntokens)
-{
-    const char *last = tokens[ntokens - 2].value;
-
-    if (last != NULL && strcmp(last, "noreply") == 0) {
-        c->noreply = true;
-    }
-    return c->noreply;
-}
-
-static bool token_is(const token_t *tok, const char *word)
-{
-    return tok->value != NULL && strcmp(tok->value, word) == 0;
-}
-
-/* memcached maps negative exptimes to a time in the past: they expire at
- * once instead of wrapping around to "never". */
-static rel_time_t exptime_from_client(int32_t exptime)
-{
-    return realtime(exptime < 0 ? (int64_t)REALTIME_MAXDELTA + 1 : exptime);
-}
-
-/* Client flags: memcached parses them as an unsigned long and keeps the low
- * 32 bits, so "4294967296" is accepted (as 0) while "-1" is refused. */
-static bool parse_client_flags(const char *str, client_flags_t *out)
-{
-    uint64_t v;
-
-    if (!safe_strtoull(str, &v)) {
-        *out = 0;
-        return false;
-    }
-    *out = (client_flags_t)v;
-    return true;
-}
-
-/* ---- reply line builder ----
- * Meta replies and VALUE lines are assembled here, then queued with one
- * resp_add() so that the connection copies them once. */
-
-#define LINE_MAX_BYTES 1024
-
-typedef struct {
-    char buf[LINE_MAX_BYTES];
-    size_t len;
-} line_t;
-
-static void line_add(line_t *l, const char *s, size_t n)
-{
-    if (n > sizeof(l->buf) - l->len) {
-        n = sizeof(l->buf) - l->len;   /* never happens with legal input */
-    }
-    memcpy(l->buf + l->len, s, n);
-    l->len += n;
-}
-
-static void line_str(line_t *l, const char *s)
-{
-    line_add(l, s, strlen(s));
-}
-
-static void line_u64(line_t *l, uint64_t v)
-{
-    char tmp[UINT64_TEXT_MAX];
-    line_add(l, tmp, u64_to_text(v, tmp));
-}
-
-static void line_i64(line_t *l, int64_t v)
-{
-    char tmp[UINT64_TEXT_MAX + 1];
-    line_add(l, tmp, i64_to_text(v, tmp));
-}
+/* ---- meta reply flags ---- */
 
 /* " X": a meta return flag starts with a space and its letter */
 static void line_flag(line_t *l, char flag)
@@ -197,78 +114,6 @@ static void line_ttl(line_t *l, const item *it)
         line_add(l, "-1", 2);
     } else {
         line_i64(l, (int64_t)it->exptime - (int64_t)current_time);
-    }
-}
-
-static bool line_send(conn *c, line_t *l)
-{
-    line_add(l, "\r\n", 2);
-    return resp_add(c, l->buf, l->len);
-}
-
-/* ---- statistics helpers ---- */
-
-static struct thread_stats *tstats(conn *c)
-{
-    return &c->thread->stats;
-}
-
-static void count_get_hit(conn *c, const item *it, bool touched)
-{
-    struct thread_stats *s = tstats(c);
-
-    /* memcached counts a get-and-touch as a touch only, not as a get */
-    if (touched) {
-        STAT_INCR(s->touch_cmds);
-        STAT_INCR(s->slab_stats[it->slabs_clsid].touch_hits);
-    } else {
-        STAT_INCR(s->get_cmds);
-        STAT_INCR(s->slab_stats[it->slabs_clsid].get_hits);
-    }
-}
-
-static void count_get_miss(conn *c, bool touched)
-{
-    struct thread_stats *s = tstats(c);
-
-    if (touched) {
-        STAT_INCR(s->touch_cmds);
-        STAT_INCR(s->touch_misses);
-    } else {
-        STAT_INCR(s->get_cmds);
-        STAT_INCR(s->get_misses);
-    }
-}
-
-/* incr/decr outcome; hit is the updated item, NULL on a miss */
-static void count_arith(conn *c, bool incr, const item *hit)
-{
-    struct thread_stats *s = tstats(c);
-
-    if (hit != NULL) {
-        if (incr) {
-            STAT_INCR(s->slab_stats[hit->slabs_clsid].incr_hits);
-        } else {
-            STAT_INCR(s->slab_stats[hit->slabs_clsid].decr_hits);
-        }
-    } else if (incr) {
-        STAT_INCR(s->incr_misses);
-    } else {
-        STAT_INCR(s->decr_misses);
-    }
-}
-
-/* cas outcome of a store that demanded a cas match */
-static void count_cas(conn *c, const item *it, enum store_item_type ret)
-{
-    struct thread_stats *s = tstats(c);
-
-    if (ret == STORED) {
-        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_hits);
-    } else if (ret == EXISTS) {
-        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_badval);
-    } else if (ret == NOT_FOUND) {
-        STAT_INCR(s->cas_misses);
     }
 }
 
@@ -406,42 +251,6 @@ static void process_get_command(conn *c, token_t *tokens, bool return_cas,
 }
 
 /* ---- storage: set, add, replace, append, prepend, cas ---- */
-
-/* A failed set must not leave the previous value readable.  No delete
- * counter moves: memcached counts none here. */
-static void drop_stale_value(conn *c, const char *key, size_t nkey)
-{
-    unsigned int clsid;
-
-    item_delete(key, nkey, 0, c->thread, &clsid);
-}
-
-/* The value could not be given an item: say why, drop the value from the
- * stream and, for set, make sure the old value does not linger. */
-static void reject_value(conn *c, const char *key, size_t nkey,
-                         client_flags_t flags, int vlen,
-                         enum store_cmd comm, bool always_report)
-{
-    struct thread_stats *s = tstats(c);
-    const char *msg;
-
-    if (!item_size_ok(nkey, flags, vlen)) {
-        msg = "SERVER_ERROR object too large for cache";
-        STAT_INCR(s->store_too_large);
-    } else {
-        msg = "SERVER_ERROR out of memory storing object";
-        STAT_INCR(s->store_no_memory);
-    }
-    if (always_report) {
-        out_errstring(c, msg);
-    } else {
-        out_string(c, msg);
-    }
-    conn_start_swallow(c, vlen);
-    if (comm == NREAD_SET) {
-        drop_stale_value(c, key, nkey);
-    }
-}
 
 static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
                                    enum store_cmd comm, bool handle_cas)
@@ -941,13 +750,6 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
 }
 
 /* ---- ms ---- */
-
-/* meta_pending_flags bits: what complete_nread needs to finish an ms */
-#define MSET_ACTIVE     (1u << 0)
-#define MSET_QUIET      (1u << 1)
-#define MSET_KEY_BINARY (1u << 2)
-#define MSET_STALE      (1u << 3)
-
 static bool mset_mode_to_cmd(char mode, enum store_cmd *comm)
 {
     switch (mode) {
