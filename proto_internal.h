@@ -1,12 +1,12 @@
 /*
  * proto_internal.h: what the ASCII protocol files share (proto_text.c,
- * proto_util.c); nothing outside them includes it.
+ * proto_meta.c, proto_util.c); nothing outside them includes it.
  *
  * Owns the token type of a split request line, the reply line builder
- * (line_t and the generic line_* appenders, inline because every get hit
- * formats its VALUE line with them), the ms state bits kept in
- * conn.meta_pending_flags between the command line and complete_nread(),
- * and the helpers of proto_util.c.
+ * (line_t and the generic line_* appenders) and the get/touch counters,
+ * inline because every get runs them; the ms state bits kept in
+ * conn.meta_pending_flags between the command line and complete_nread();
+ * and the entry points one protocol file calls in another.
  *
  * Locks: none.  Everything here works on the calling worker's connection
  * and its own statistics.
@@ -137,5 +137,10 @@ void count_cas(conn *c, const item *it, enum store_item_type ret);
 void reject_value(conn *c, const char *key, size_t nkey,
                   client_flags_t flags, int vlen,
                   enum store_cmd comm, bool always_report);
+
+/* ---- proto_meta.c ---- */
+
+void process_meta_family(conn *c, token_t *tokens, size_t ntokens);
+void complete_mset(conn *c, item *it);
 
 #endif
