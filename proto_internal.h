@@ -1,6 +1,7 @@
 /*
  * proto_internal.h: what the ASCII protocol files share (proto_text.c,
- * proto_meta.c, proto_util.c); nothing outside them includes it.
+ * proto_meta.c, proto_admin.c, proto_util.c); nothing outside them
+ * includes it.
  *
  * Owns the token type of a split request line, the reply line builder
  * (line_t and the generic line_* appenders) and the get/touch counters,
@@ -142,5 +143,21 @@ void reject_value(conn *c, const char *key, size_t nkey,
 
 void process_meta_family(conn *c, token_t *tokens, size_t ntokens);
 void complete_mset(conn *c, item *it);
+
+/* ---- proto_admin.c ---- */
+
+void process_stat(conn *c, token_t *tokens, size_t ntokens);
+void process_flush_all_command(conn *c, token_t *tokens, size_t ntokens);
+void process_verbosity_command(conn *c, token_t *tokens, size_t ntokens);
+void process_memlimit_command(conn *c, token_t *tokens, size_t ntokens);
+void process_shutdown_command(conn *c, token_t *tokens, size_t ntokens);
+void process_slabs_command(conn *c, token_t *tokens, size_t ntokens);
+void process_lru_crawler_command(conn *c, token_t *tokens, size_t ntokens);
+void process_lru_command(conn *c, token_t *tokens, size_t ntokens);
+#ifdef MEMCACHED_DEBUG
+void process_misbehave_command(conn *c);
+void process_debugfail_command(conn *c, token_t *tokens);
+void process_debugtime_command(conn *c, token_t *tokens);
+#endif
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * proto_util.c: helpers the ASCII protocol files share (proto_text.c,
- * proto_meta.c): the classic "noreply" switch, client flags parsing, the
- * per-worker counting of incr/decr and cas outcomes, and the refusal of a
- * value that could not be given an item (set and ms).
+ * proto_meta.c, proto_admin.c): the classic "noreply" switch, client
+ * flags parsing, the per-worker counting of incr/decr and cas outcomes,
+ * and the refusal of a value that could not be given an item (set and
+ * ms).
  *
  * Locks: none of our own.  reject_value() may delete the stale value of a
  * failed set through item_delete(), which takes the item lock itself
