@@ -5,8 +5,9 @@
  * its counters, and the synchronous metadump walk.
  *
  * Locks:
- *   - crawler_lock guards the request set, the thread state (enabled,
- *     crawling, stop) and the counters; it is never held while walking.
+ *   - crawler_lock guards the request set, the thread state (crawler_thr,
+ *     started and stopped by bg_thread.c, and crawling) and the counters;
+ *     it is never held while walking.
  *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
  *     and, for each item it lands on, the item lock inside
  *     items_crawl_check / items_crawl_dump (items.c).
@@ -30,6 +31,7 @@
 #include "config.h"
 #include "crawler.h"
 
+#include "bg_thread.h"
 #include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
@@ -48,10 +50,7 @@
 #define CRAWLER_AUTO_INTERVAL 60
 
 static pthread_mutex_t crawler_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t crawler_cond = PTHREAD_COND_INITIALIZER;
-static pthread_t crawler_tid;
-static bool thread_running;
-static bool stop_requested;
+static struct bg_thread crawler_thr = BG_THREAD_INIT(&crawler_lock);
 static bool crawling;
 static bool pending;                      /* a request waits in `wanted` */
 static bool wanted[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -102,21 +101,13 @@ static void pause_between_items(void)
     }
 }
 
-static bool should_stop(void)
-{
-    pthread_mutex_lock(&crawler_lock);
-    bool stop = stop_requested;
-    pthread_mutex_unlock(&crawler_lock);
-    return stop;
-}
-
 /* After an item: sleep, look for a stop request every 256 items.  False
  * when the walk must end (stop, or the tocrawl budget is spent). */
 static bool crawl_step(uint32_t *seen, uint32_t budget)
 {
     (*seen)++;
     pause_between_items();
-    if ((*seen & 255) == 0 && should_stop()) {
+    if ((*seen & 255) == 0 && bg_thread_stopping(&crawler_thr)) {
         return false;
     }
     return budget == 0 || *seen < budget;
@@ -136,7 +127,7 @@ static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
             go = crawl_step(&seen, budget);
         }
         mq_cursor_stop(cur);
-        if (should_stop()) {
+        if (bg_thread_stopping(&crawler_thr)) {
             return false;
         }
     }
@@ -179,13 +170,10 @@ static void wait_for_work(void)
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += CRAWLER_AUTO_INTERVAL;
-    while (!pending && !stop_requested) {
-        if (pthread_cond_timedwait(&crawler_cond, &crawler_lock, &deadline)
-                == ETIMEDOUT) {
-            if (!pending) {
-                parse_classes("all", wanted);
-                pending = true;
-            }
+    while (!pending && !do_bg_thread_stopping(&crawler_thr)) {
+        if (!do_bg_thread_wait_until(&crawler_thr, &deadline) && !pending) {
+            parse_classes("all", wanted);
+            pending = true;
         }
     }
 }
@@ -198,9 +186,9 @@ static void *crawler_thread(void *arg)
     tier_reassign_thread_role(TIER_REASSIGN_ROLE_CRAWLER);
 
     pthread_mutex_lock(&crawler_lock);
-    while (!stop_requested && cur != NULL) {
+    while (!do_bg_thread_stopping(&crawler_thr) && cur != NULL) {
         wait_for_work();
-        if (stop_requested) {
+        if (do_bg_thread_stopping(&crawler_thr)) {
             break;
         }
         memcpy(classes, wanted, sizeof(classes));
@@ -221,34 +209,19 @@ static void *crawler_thread(void *arg)
 
 int crawler_start(void)
 {
-    pthread_mutex_lock(&crawler_lock);
-    if (thread_running) {
-        pthread_mutex_unlock(&crawler_lock);
-        return 0;
-    }
-    stop_requested = false;
-    pending = false;
-    int rc = pthread_create(&crawler_tid, NULL, crawler_thread, NULL);
-    thread_running = (rc == 0);
-    pthread_mutex_unlock(&crawler_lock);
-    return rc;
+    int rc = bg_thread_start(&crawler_thr, crawler_thread, NULL);
+    return rc == EALREADY ? 0 : rc;
 }
 
+/* A request the thread did not get to dies with it. */
 void crawler_stop(void)
 {
-    pthread_mutex_lock(&crawler_lock);
-    if (!thread_running) {
+    if (bg_thread_stop(&crawler_thr)) {
+        pthread_mutex_lock(&crawler_lock);
+        crawling = false;
+        pending = false;
         pthread_mutex_unlock(&crawler_lock);
-        return;
     }
-    stop_requested = true;
-    pthread_cond_signal(&crawler_cond);
-    pthread_mutex_unlock(&crawler_lock);
-    pthread_join(crawler_tid, NULL);
-    pthread_mutex_lock(&crawler_lock);
-    thread_running = false;
-    crawling = false;
-    pthread_mutex_unlock(&crawler_lock);
 }
 
 /* ---- admin commands ---- */
@@ -262,14 +235,14 @@ enum crawler_result_type lru_crawler_crawl(const char *classes)
         return CRAWLER_BADCLASS;
     }
     pthread_mutex_lock(&crawler_lock);
-    if (!thread_running) {
+    if (!do_bg_thread_running(&crawler_thr)) {
         ret = CRAWLER_NOTSTARTED;
     } else if (crawling || pending) {
         ret = CRAWLER_RUNNING;
     } else {
         memcpy(wanted, req, sizeof(wanted));
         pending = true;
-        pthread_cond_signal(&crawler_cond);
+        do_bg_thread_wake(&crawler_thr);
     }
     pthread_mutex_unlock(&crawler_lock);
     return ret;
@@ -324,7 +297,7 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
     bool req[MAX_NUMBER_OF_SLAB_CLASSES];
 
     pthread_mutex_lock(&crawler_lock);
-    bool enabled = thread_running;
+    bool enabled = do_bg_thread_running(&crawler_thr);
     pthread_mutex_unlock(&crawler_lock);
     if (!enabled) {
         return CRAWLER_NOTSTARTED;

@@ -15,8 +15,9 @@
  *   - slabs_lock guards everything above.  It is a leaf for the request
  *     path: nothing else is locked while it is held, except that the
  *     rebalance thread calls the page evictor (items.c) with it released.
- *   - rebalance state (rebal) is guarded by slabs_lock too; the thread
- *     sleeps on rebal_cond.
+ *   - rebalance state (rebal, and rebal_thr: the thread started, stopped
+ *     and woken by bg_thread.c) is guarded by slabs_lock too; the thread
+ *     sleeps on it.
  *
  * Chunks are items: a free chunk keeps the free-list links in the item
  * header's next/prev and ITEM_SLABBED in it_flags, all under slabs_lock.
@@ -38,6 +39,7 @@
 #include "config.h"
 #include "slabs.h"
 
+#include "bg_thread.h"
 #include "slabs_tier.h"
 #include "item.h"
 #include "nvm.h"
@@ -117,11 +119,8 @@ static struct {
     unsigned int next_src;        /* round robin for src == -1 */
 } rebal;
 
-static pthread_cond_t rebal_cond = PTHREAD_COND_INITIALIZER;
+static struct bg_thread rebal_thr = BG_THREAD_INIT(&slabs_lock);
 static pthread_cond_t rebal_idle_cond = PTHREAD_COND_INITIALIZER;
-static pthread_t rebal_tid;
-static bool rebal_thread_running;
-static bool rebal_stop;
 static slabs_page_evictor page_evictor;
 
 /* ---- class table ---- */
@@ -522,7 +521,7 @@ enum reassign_result_type slabs_reassign(int src, int dst)
             rebal.requested = true;
             rebal.src = src;
             rebal.dst = dst;
-            pthread_cond_signal(&rebal_cond);
+            do_bg_thread_wake(&rebal_thr);
         }
     }
     pthread_mutex_unlock(&slabs_lock);
@@ -656,7 +655,8 @@ static void do_rebalance_move(void)
     bool waiting = false;
 
     do_rebalance_begin();
-    while (rebal.back.free_count < perslab && !rebal_stop) {
+    while (rebal.back.free_count < perslab
+            && !do_bg_thread_stopping(&rebal_thr)) {
         int src = rebal.src;
         const void *start = rebal.start, *end = rebal.end;
         pthread_mutex_unlock(&slabs_lock);
@@ -691,9 +691,9 @@ static void do_rebalance_move(void)
 static void *rebalance_thread(void *arg)
 {
     pthread_mutex_lock(&slabs_lock);
-    while (!rebal_stop) {
+    while (!do_bg_thread_stopping(&rebal_thr)) {
         if (!rebal.requested) {
-            pthread_cond_wait(&rebal_cond, &slabs_lock);
+            do_bg_thread_wait(&rebal_thr);
             continue;
         }
         do_rebalance_move();
@@ -711,41 +711,25 @@ void slabs_set_page_evictor(slabs_page_evictor evictor)
 
 int slabs_start_rebalance_thread(void)
 {
-    pthread_mutex_lock(&slabs_lock);
-    if (rebal_thread_running) {
-        pthread_mutex_unlock(&slabs_lock);
-        return 0;
-    }
-    rebal_stop = false;
-    int rc = pthread_create(&rebal_tid, NULL, rebalance_thread, NULL);
-    rebal_thread_running = (rc == 0);
-    pthread_mutex_unlock(&slabs_lock);
-    return rc;
+    int rc = bg_thread_start(&rebal_thr, rebalance_thread, NULL);
+    return rc == EALREADY ? 0 : rc;
 }
 
 void slabs_stop_rebalance_thread(void)
 {
-    pthread_mutex_lock(&slabs_lock);
-    if (!rebal_thread_running) {
+    if (bg_thread_stop(&rebal_thr)) {
+        pthread_mutex_lock(&slabs_lock);
+        /* A move asked for but not started never will be. */
+        rebal.requested = false;
+        pthread_cond_broadcast(&rebal_idle_cond);
         pthread_mutex_unlock(&slabs_lock);
-        return;
     }
-    rebal_stop = true;
-    pthread_cond_signal(&rebal_cond);
-    pthread_mutex_unlock(&slabs_lock);
-    pthread_join(rebal_tid, NULL);
-    pthread_mutex_lock(&slabs_lock);
-    rebal_thread_running = false;
-    /* A move asked for but not started never will be. */
-    rebal.requested = false;
-    pthread_cond_broadcast(&rebal_idle_cond);
-    pthread_mutex_unlock(&slabs_lock);
 }
 
 void slabs_rebalance_wait_idle(void)
 {
     pthread_mutex_lock(&slabs_lock);
-    while (rebal.requested && rebal_thread_running) {
+    while (rebal.requested && do_bg_thread_running(&rebal_thr)) {
         pthread_cond_wait(&rebal_idle_cond, &slabs_lock);
     }
     pthread_mutex_unlock(&slabs_lock);
