@@ -8,8 +8,8 @@
  *     the paper's per-epoch decay (the items and their counters belong to
  *     the storage engine, which calls these under its item lock);
  *   - the decay epoch, advanced by migrate_tick() every
- *     settings.tier_decay_period storage requests (the sum over worker
- *     threads of stats.tier_requests, which the engine counts: every
+ *     settings.tier_decay_period storage requests (tier_requests.c sums
+ *     the workers' stats.tier_requests, which the engine counts: every
  *     storage request, hit or miss);
  *   - per slab class: the migration threshold (Algorithm 1, hill climbing
  *     on Equation 1's benefit), the period accounting that feeds it, and
@@ -63,6 +63,7 @@
 #include "stat_counter.h"
 #include "stats.h"
 #include "thread.h"
+#include "tier_requests.h"
 
 #include <string.h>
 
@@ -258,18 +259,6 @@ static struct {
 
 /* ---- sums of the per-thread counters ---- */
 
-static uint64_t total_requests(void)
-{
-    uint64_t sum = 0;
-    if (threads == NULL) {
-        return 0;
-    }
-    for (int i = 0; i < settings.num_threads; i++) {
-        sum += STAT_GET(threads[i].stats.tier_requests);
-    }
-    return sum;
-}
-
 static void class_requests(unsigned int clsid, uint64_t *d, uint64_t *n)
 {
     *d = 0;
@@ -354,7 +343,7 @@ void migrate_init(unsigned int nclasses)
         class_init(c, settings.tier_threshold_init, mig.threshold_max);
     }
     atomic_store(&mig.epoch, 0);
-    mig.epoch_start_requests = total_requests();
+    mig.epoch_start_requests = tier_requests_total();
     queue_init();
     atomic_store(&mig.decay_epochs, 0);
     atomic_store(&mig.promotions, 0);
@@ -564,7 +553,7 @@ static unsigned int advance_epochs(void)
     if (period == 0) {
         return 0;
     }
-    uint64_t requests = total_requests();
+    uint64_t requests = tier_requests_total();
     if (requests < mig.epoch_start_requests) {
         /* `stats reset` zeroed the per-thread counters: the epoch restarts
          * at that zero (every request since counts) instead of wrapping */

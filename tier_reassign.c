@@ -8,8 +8,8 @@
  *   - which histogram slot each thread writes (tier_reassign_slot, one
  *     thread-local word) and whether anybody notes (tier_reassign_noting);
  *   - the reassignment period: settings.tier_reassign_period storage
- *     requests (the workers' tier_requests, the clock of every other tier
- *     period), measured by the tier thread;
+ *     requests (tier_requests_total(), tier_requests.c: the clock of
+ *     every other tier period), measured by the tier thread;
  *   - the plan of the last period (at most settings.tier_reassign_rate
  *     moves) and its hand-over, one move at a time, to slabs.c's page
  *     mover (slabs_reassign, the thread behind `slabs reassign`);
@@ -60,6 +60,7 @@
 #include "stat_counter.h"
 #include "stats.h"
 #include "thread.h"
+#include "tier_requests.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -161,18 +162,6 @@ void tier_reassign_shutdown(void)
 }
 
 /* ---- the tier thread ---- */
-
-static uint64_t total_requests(void)
-{
-    uint64_t sum = 0;
-    if (threads == NULL) {
-        return 0;
-    }
-    for (int i = 0; i < settings.num_threads; i++) {
-        sum += STAT_GET(threads[i].stats.tier_requests);
-    }
-    return sum;
-}
 
 /* Hand the next planned move to the page mover, if it is free. */
 static void issue_next_move(void)
@@ -306,7 +295,7 @@ void tier_reassign_tick(void)
         return;
     }
     issue_next_move();
-    uint64_t now = total_requests();
+    uint64_t now = tier_requests_total();
     if (now < ra.period_start) {
         ra.period_start = now;      /* `stats reset`: restart the period */
         return;
