@@ -13,6 +13,7 @@
 #include "hash_desc.h"
 #include "nitem.h"
 #include "slabs.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "hash.h"
 #include "item.h"

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "items.h"
 #include "crawler.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "clock.h"
 #include "conn.h"

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "items_mq.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "clock.h"
 #include "hash.h"

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "migrate.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "item.h"
 #include "settings.h"

@@ -2,18 +2,18 @@
  * test_nvm.c: unit tests for nvm.c (backends, line accounting, emulation,
  * parse helpers).  Prints TAP; exits non-zero if any check fails.
  *
- * Build: gcc -std=gnu11 -Wall -Wextra -I. t/unit/test_nvm.c nvm.c \
- *            -lpmem2 -lnuma -lhwloc -pthread
+ * Build: gcc -std=gnu11 -Wall -Wextra -I. t/unit/test_nvm.c t/unit/tap.c \
+ *            nvm.c -lpmem2 -lnuma -lhwloc -pthread
  * Uses files in /dev/shm (tmpfs) and removes them again.
  */
 #include "config.h"
 #include "nvm.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +25,6 @@
 #include <unistd.h>
 
 #define NCLASSES 65
-
-static int tests_run;
-static int tests_failed;
-
-__attribute__((format(printf, 2, 3)))
-static bool check(bool ok, const char *fmt, ...) {
-    va_list ap;
-    printf("%s %d - ", ok ? "ok" : "not ok", ++tests_run);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    if (!ok)
-        tests_failed++;
-    fflush(stdout);
-    return ok;
-}
-
-static void skip(const char *why) {
-    printf("ok %d # skip %s\n", ++tests_run, why);
-}
 
 static bool contains(const char *haystack, const char *needle) {
     return strstr(haystack, needle) != NULL;
@@ -94,44 +73,44 @@ static void open_anonymous(struct nvm_zone *zone, size_t size, uint32_t r,
     cfg.emulate_read_ns = r;
     cfg.emulate_write_ns = w;
     int rc = nvm_zone_open(&cfg, zone, err, sizeof(err));
-    check(rc == 0, "anonymous zone of %zu bytes opens (%s)", size, err);
+    ok(rc == 0, "anonymous zone of %zu bytes opens (%s)", size, err);
 }
 
 static void test_parse_helpers(void) {
     size_t sz = 0;
-    check(nvm_parse_size("512m", &sz) && sz == 512ull << 20, "size 512m");
-    check(nvm_parse_size("64g", &sz) && sz == 64ull << 30, "size 64g");
-    check(nvm_parse_size("64G", &sz) && sz == 64ull << 30, "size 64G");
-    check(nvm_parse_size("1048576", &sz) && sz == 1048576, "size 1048576");
-    check(nvm_parse_size("4k", &sz) && sz == 4096, "size 4k");
-    check(nvm_parse_size("2t", &sz) && sz == 2ull << 40, "size 2t");
+    ok(nvm_parse_size("512m", &sz) && sz == 512ull << 20, "size 512m");
+    ok(nvm_parse_size("64g", &sz) && sz == 64ull << 30, "size 64g");
+    ok(nvm_parse_size("64G", &sz) && sz == 64ull << 30, "size 64G");
+    ok(nvm_parse_size("1048576", &sz) && sz == 1048576, "size 1048576");
+    ok(nvm_parse_size("4k", &sz) && sz == 4096, "size 4k");
+    ok(nvm_parse_size("2t", &sz) && sz == 2ull << 40, "size 2t");
     const char *bad_sizes[] = { "", "0", "0m", "-1", " 5", "+5", "5x", "m",
                                 "5mb", "5 m", "0x10", "1.5g",
                                 "99999999999999999999",
                                 "17179869184g" /* 2^34 GiB > 2^64 */ };
     for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++)
-        check(!nvm_parse_size(bad_sizes[i], &sz), "size rejects '%s'",
+        ok(!nvm_parse_size(bad_sizes[i], &sz), "size rejects '%s'",
               bad_sizes[i]);
-    check(!nvm_parse_size(NULL, &sz), "size rejects NULL");
+    ok(!nvm_parse_size(NULL, &sz), "size rejects NULL");
 
     uint32_t r = 1, w = 1;
-    check(nvm_parse_emulate("224:924", &r, &w) && r == 224 && w == 924,
+    ok(nvm_parse_emulate("224:924", &r, &w) && r == 224 && w == 924,
           "emulate 224:924");
-    check(nvm_parse_emulate("0:0", &r, &w) && r == 0 && w == 0,
+    ok(nvm_parse_emulate("0:0", &r, &w) && r == 0 && w == 0,
           "emulate 0:0");
     const char *bad_emul[] = { "", "224", "224:", ":924", "224:924:1",
                                "a:b", "-1:5", "224 :924", "224:924x",
                                "4294967296:1" };
     for (size_t i = 0; i < sizeof(bad_emul) / sizeof(bad_emul[0]); i++)
-        check(!nvm_parse_emulate(bad_emul[i], &r, &w),
+        ok(!nvm_parse_emulate(bad_emul[i], &r, &w),
               "emulate rejects '%s'", bad_emul[i]);
 
     int node = -5;
     bool is_auto = true;
-    check(nvm_parse_node("3", &node, &is_auto) && node == 3 && !is_auto,
+    ok(nvm_parse_node("3", &node, &is_auto) && node == 3 && !is_auto,
           "node 3");
-    check(nvm_parse_node("auto", &node, &is_auto) && is_auto, "node auto");
-    check(!nvm_parse_node("-1", &node, &is_auto)
+    ok(nvm_parse_node("auto", &node, &is_auto) && is_auto, "node auto");
+    ok(!nvm_parse_node("-1", &node, &is_auto)
           && !nvm_parse_node("x", &node, &is_auto)
           && !nvm_parse_node("", &node, &is_auto),
           "node rejects -1, x and empty");
@@ -143,49 +122,49 @@ static void test_line_counts(void) {
     char *base = zone.base;
     char buf[8192];
     memset(buf, 0xab, sizeof(buf));
-    check(strcmp(nvm_zone_backend_name(&zone), "anonymous") == 0
+    ok(strcmp(nvm_zone_backend_name(&zone), "anonymous") == 0
           && strcmp(nvm_zone_granularity_name(&zone), "none") == 0,
           "anonymous backend names: %s, granularity %s",
           nvm_zone_backend_name(&zone), nvm_zone_granularity_name(&zone));
 
     struct counts t = totals();
     nvm_read(buf, base, 1);
-    check(counted(t, 1, 0), "read of 1 byte = 1 line");
+    ok(counted(t, 1, 0), "read of 1 byte = 1 line");
     t = totals();
     nvm_read(buf, base, 64);
-    check(counted(t, 1, 0), "read of 64 aligned bytes = 1 line");
+    ok(counted(t, 1, 0), "read of 64 aligned bytes = 1 line");
     t = totals();
     nvm_read(buf, base, 65);
-    check(counted(t, 2, 0), "read of 65 bytes = 2 lines");
+    ok(counted(t, 2, 0), "read of 65 bytes = 2 lines");
     t = totals();
     nvm_read(buf, base + 1, 64);
-    check(counted(t, 2, 0), "read of 64 unaligned bytes = 2 lines");
+    ok(counted(t, 2, 0), "read of 64 unaligned bytes = 2 lines");
     t = totals();
     nvm_read(buf, base + 63, 2);
-    check(counted(t, 2, 0), "2 bytes across a line boundary = 2 lines");
+    ok(counted(t, 2, 0), "2 bytes across a line boundary = 2 lines");
     t = totals();
     nvm_read(buf, base, 0);
-    check(counted(t, 0, 0), "0 bytes = 0 lines");
+    ok(counted(t, 0, 0), "0 bytes = 0 lines");
     t = totals();
     nvm_write(base + 32, buf, 128);
-    check(counted(t, 0, 3), "write of 128 bytes at +32 = 3 lines written");
+    ok(counted(t, 0, 3), "write of 128 bytes at +32 = 3 lines written");
     t = totals();
     nvm_copy_within(base + 4096, base + 10, 64);
-    check(counted(t, 2, 1), "copy_within 64 bytes: 2 lines read, 1 written");
+    ok(counted(t, 2, 1), "copy_within 64 bytes: 2 lines read, 1 written");
     t = totals();
     nvm_memset(base, 0, 4096);
-    check(counted(t, 0, 64), "memset of a page = 64 lines written");
+    ok(counted(t, 0, 64), "memset of a page = 64 lines written");
     memset(buf, 0xab, sizeof(buf));
     t = totals();
-    check(nvm_memcmp(base + 60, buf, 10) != 0, "memcmp sees a difference");
-    check(counted(t, 2, 0), "memcmp of 10 bytes at +60 = 2 lines read");
+    ok(nvm_memcmp(base + 60, buf, 10) != 0, "memcmp sees a difference");
+    ok(counted(t, 2, 0), "memcmp of 10 bytes at +60 = 2 lines read");
     t = totals();
     nvm_note_read(base, 8192);
-    check(counted(t, 128, 0), "note_read of 8 KiB = 128 lines, no copy");
-    check(nvm_lines_spanned(base + 100, 1000)
+    ok(counted(t, 128, 0), "note_read of 8 KiB = 128 lines, no copy");
+    ok(nvm_lines_spanned(base + 100, 1000)
           == (100 + 1000 - 1) / 64 - 100 / 64 + 1,
           "nvm_lines_spanned follows the formula");
-    check(nvm_contains(base, zone.size) && !nvm_contains(base, zone.size + 1)
+    ok(nvm_contains(base, zone.size) && !nvm_contains(base, zone.size + 1)
           && !nvm_contains(buf, 1), "nvm_contains");
 
     /* round trip through the accessors */
@@ -194,17 +173,17 @@ static void test_line_counts(void) {
         pattern[i] = (char)(i * 7);
     nvm_write(base + 5000, pattern, sizeof(pattern));
     nvm_read(back, base + 5000, sizeof(back));
-    check(memcmp(pattern, back, sizeof(back)) == 0
+    ok(memcmp(pattern, back, sizeof(back)) == 0
           && nvm_memcmp(base + 5000, pattern, sizeof(pattern)) == 0,
           "bytes written read back equal");
     nvm_copy_within(base + 5010, base + 5000, sizeof(pattern));
     nvm_read(back, base + 5010, sizeof(back));
-    check(memcmp(pattern, back, sizeof(back)) == 0,
+    ok(memcmp(pattern, back, sizeof(back)) == 0,
           "copy_within handles overlap like memmove");
     memset(back, 0, sizeof(back));
     t = totals();
     nvm_peek_cls(0, back, base + 5110, 24);  /* 5110..5133 */
-    check(counted(t, 2, 0) && memcmp(back, pattern + 100, 24) == 0,
+    ok(counted(t, 2, 0) && memcmp(back, pattern + 100, 24) == 0,
           "peek of 24 bytes across a line boundary: the bytes, 2 lines");
 
     /* per-class counters */
@@ -215,14 +194,14 @@ static void test_line_counts(void) {
     nvm_write_cls(9, base + 64, buf, 640);    /* 10 lines */
     nvm_note_read_cls(1000, base, 64);        /* out of range -> class 0 */
     nvm_stats_sum_classes(r1, w1, NCLASSES);
-    check(r1[5] - r0[5] == 3 && w1[5] - w0[5] == 1, "class 5: 3 read, 1 "
+    ok(r1[5] - r0[5] == 3 && w1[5] - w0[5] == 1, "class 5: 3 read, 1 "
           "written");
-    check(r1[9] - r0[9] == 0 && w1[9] - w0[9] == 10, "class 9: 10 written");
-    check(r1[0] - r0[0] == 1, "out-of-range class counted as class 0");
+    ok(r1[9] - r0[9] == 0 && w1[9] - w0[9] == 10, "class 9: 10 written");
+    ok(r1[0] - r0[0] == 1, "out-of-range class counted as class 0");
 
     nvm_stats_reset();
     struct counts after_reset = totals();
-    check(after_reset.read == 0 && after_reset.written == 0,
+    ok(after_reset.read == 0 && after_reset.written == 0,
           "stats reset zeroes the sums");
     nvm_zone_close(&zone);
 }
@@ -268,16 +247,16 @@ static void test_threads(void) {
     while (!w.counted)
         pthread_cond_wait(&w.cond, &w.lock);
     pthread_mutex_unlock(&w.lock);
-    check(counted(t, 1000, 1), "a live second thread's lines are summed");
+    ok(counted(t, 1000, 1), "a live second thread's lines are summed");
 
     pthread_mutex_lock(&w.lock);
     w.may_exit = true;
     pthread_cond_broadcast(&w.cond);
     pthread_mutex_unlock(&w.lock);
     pthread_join(tid, NULL);
-    check(counted(t, 1000, 1), "an exited thread's lines are kept");
+    ok(counted(t, 1000, 1), "an exited thread's lines are kept");
     nvm_stats_sum_classes(cls_after, NULL, NCLASSES);
-    check(cls_after[7] - cls_before[7] == 1000,
+    ok(cls_after[7] - cls_before[7] == 1000,
           "an exited thread's per-class lines are kept");
 
     /* a new thread reuses the freed block and adds, never replaces */
@@ -286,7 +265,7 @@ static void test_threads(void) {
     w.lines = 10;
     pthread_create(&tid, NULL, worker_main, &w);
     pthread_join(tid, NULL);
-    check(counted(t, 1010, 2), "a later thread adds to the kept counts");
+    ok(counted(t, 1010, 2), "a later thread adds to the kept counts");
 
     /* several threads at once, for the sanitizers */
     enum { NTHREADS = 4 };
@@ -309,7 +288,7 @@ static void test_threads(void) {
     }
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(tids[i], NULL);
-    check(counted(t, NTHREADS * 500, NTHREADS),
+    ok(counted(t, NTHREADS * 500, NTHREADS),
           "%d concurrent threads' lines sum exactly", NTHREADS);
     nvm_zone_close(&zone);
 }
@@ -339,17 +318,17 @@ static void test_file_backend(void) {
     snprintf(shm_path, sizeof(shm_path), "/dev/shm/test_nvm.%d",
              (int)getpid());
     int fd = open(shm_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    check(fd >= 0, "created %s", shm_path);
+    ok(fd >= 0, "created %s", shm_path);
     close(fd);
 
     int rc = open_path(shm_path, 2 << 20, &zone, err, sizeof(err));
-    if (!check(rc == 0, "file on tmpfs maps through libpmem2 (%s)", err))
+    if (!ok(rc == 0, "file on tmpfs maps through libpmem2 (%s)", err))
         return;
-    check(file_size(shm_path) == 2 << 20, "short file grown to nvm_size");
-    check(zone.size == 2 << 20, "zone size is nvm_size");
-    check(strcmp(nvm_zone_granularity_name(&zone), "page") == 0,
+    ok(file_size(shm_path) == 2 << 20, "short file grown to nvm_size");
+    ok(zone.size == 2 << 20, "zone size is nvm_size");
+    ok(strcmp(nvm_zone_granularity_name(&zone), "page") == 0,
           "granularity reported: %s", nvm_zone_granularity_name(&zone));
-    check(strcmp(nvm_zone_backend_name(&zone), "file") == 0,
+    ok(strcmp(nvm_zone_backend_name(&zone), "file") == 0,
           "backend reported: %s", nvm_zone_backend_name(&zone));
 
     char *base = zone.base;
@@ -358,11 +337,11 @@ static void test_file_backend(void) {
     nvm_write(base + 100, msg, sizeof(msg));
     char back[sizeof(msg)];
     nvm_read(back, base + 100, sizeof(back));
-    check(memcmp(back, msg, sizeof(msg)) == 0 && counted(t, 1, 1),
+    ok(memcmp(back, msg, sizeof(msg)) == 0 && counted(t, 1, 1),
           "write and read back through the pmem2 mapping, counted");
     fd = open(shm_path, O_RDONLY);
     memset(back, 0, sizeof(back));
-    check(fd >= 0 && pread(fd, back, sizeof(back), 100) == sizeof(back)
+    ok(fd >= 0 && pread(fd, back, sizeof(back), 100) == sizeof(back)
           && memcmp(back, msg, sizeof(msg)) == 0,
           "the bytes are in the file (shared mapping)");
     if (fd >= 0)
@@ -370,14 +349,14 @@ static void test_file_backend(void) {
 
     struct nvm_zone second;
     rc = open_path(shm_path, 1 << 20, &second, err, sizeof(err));
-    check(rc < 0 && contains(err, "already open"),
+    ok(rc < 0 && contains(err, "already open"),
           "a second zone in one process is refused: %s", err);
     nvm_zone_close(&zone);
-    check(zone.base == NULL && !nvm_contains(base, 1), "close resets");
+    ok(zone.base == NULL && !nvm_contains(base, 1), "close resets");
 
     /* a file longer than nvm_size: only nvm_size is mapped */
     rc = open_path(shm_path, 1 << 20, &zone, err, sizeof(err));
-    check(rc == 0 && zone.size == 1 << 20
+    ok(rc == 0 && zone.size == 1 << 20
           && file_size(shm_path) == 2 << 20,
           "longer file: nvm_size mapped, file untouched (%s)", err);
     if (rc == 0)
@@ -387,7 +366,7 @@ static void test_file_backend(void) {
     fd = open(shm_path, O_RDWR);
     if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
         rc = open_path(shm_path, 1 << 20, &zone, err, sizeof(err));
-        check(rc < 0 && contains(err, "in use by another process"),
+        ok(rc < 0 && contains(err, "in use by another process"),
               "locked file refused: %s", err);
         close(fd);
     } else {
@@ -406,12 +385,12 @@ static void test_sparse_file(void) {
     bool made = fd >= 0 && ftruncate(fd, 4 << 20) == 0;
     if (fd >= 0)
         close(fd);
-    if (!check(made, "created a 4 MiB sparse %s", path))
+    if (!ok(made, "created a 4 MiB sparse %s", path))
         return;
     int rc = open_path(path, 2 << 20, &zone, err, sizeof(err));
     struct stat st;
     bool statted = stat(path, &st) == 0;
-    check(rc == 0 && statted && (off_t)st.st_blocks * 512 >= 2 << 20
+    ok(rc == 0 && statted && (off_t)st.st_blocks * 512 >= 2 << 20
           && st.st_size == 4 << 20,
           "sparse file: the 2 MiB mapped range allocated, length kept (%s)",
           err);
@@ -425,13 +404,13 @@ static void test_path_errors(void) {
     struct nvm_zone zone;
     int rc = open_path("/dev/shm/no-such-dir-test-nvm/zone", 1 << 20, &zone,
                        err, sizeof(err));
-    check(rc < 0 && contains(err, "/dev/shm/no-such-dir-test-nvm/zone")
+    ok(rc < 0 && contains(err, "/dev/shm/no-such-dir-test-nvm/zone")
           && contains(err, "no such file"),
           "missing path names it: %s", err);
-    check(zone.base == NULL && zone.fd == -1, "failed open leaves nothing");
+    ok(zone.base == NULL && zone.fd == -1, "failed open leaves nothing");
 
     rc = open_path("/dev/shm", 1 << 20, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "nvm_path=/dev/shm is a directory"),
+    ok(rc < 0 && contains(err, "nvm_path=/dev/shm is a directory"),
           "directory refused: %s", err);
 
     /* read-only sysfs attributes refuse O_RDWR even to root */
@@ -451,7 +430,7 @@ static void test_path_errors(void) {
     }
     if (ro != NULL) {
         rc = open_path(ro, 1 << 20, &zone, err, sizeof(err));
-        check(rc < 0 && contains(err, ro)
+        ok(rc < 0 && contains(err, ro)
               && contains(err, "cannot open for reading and writing"),
               "unwritable path refused: %s", err);
     } else {
@@ -466,10 +445,10 @@ static void test_path_errors(void) {
     }
     size_t too_big = (size_t)fs.f_blocks * fs.f_frsize + (1ull << 30);
     rc = open_path(shm_path, too_big, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "not enough space on its file system")
+    ok(rc < 0 && contains(err, "not enough space on its file system")
           && contains(err, shm_path),
           "nvm_size larger than tmpfs refused: %s", err);
-    check(file_size(shm_path) == 2 << 20,
+    ok(file_size(shm_path) == 2 << 20,
           "failed grow restores the file's size");
     unlink(shm_path);
 }
@@ -486,32 +465,32 @@ static void test_numa(void) {
     cfg.node = 0;
     cfg.size = 4 << 20;
     int rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
-    if (check(rc == 0, "nvm_node=0 binds (%s)", err)) {
-        check(zone.node == 0
+    if (ok(rc == 0, "nvm_node=0 binds (%s)", err)) {
+        ok(zone.node == 0
               && strcmp(nvm_zone_backend_name(&zone), "numa_node") == 0,
               "backend numa_node, node 0");
         char *base = zone.base;
         nvm_memset(base, 0x5a, zone.size);
         char b;
         nvm_read(&b, base + zone.size - 1, 1);
-        check(b == 0x5a, "node-bound memory is usable");
+        ok(b == 0x5a, "node-bound memory is usable");
         nvm_zone_close(&zone);
     }
 
     cfg.node = 7;
     rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "nvm_node=7: no such NUMA node (this "
+    ok(rc < 0 && contains(err, "nvm_node=7: no such NUMA node (this "
                              "machine has nodes 0"),
           "nvm_node=7 refused: %s", err);
 
     cfg.node_auto = true;
     rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
     if (rc == 0) {
-        check(strcmp(nvm_zone_backend_name(&zone), "numa_node") == 0,
+        ok(strcmp(nvm_zone_backend_name(&zone), "numa_node") == 0,
               "nvm_node=auto found CPU-less node %d", zone.node);
         nvm_zone_close(&zone);
     } else {
-        check(contains(err, "nvm_node=auto: no CPU-less NUMA node found "
+        ok(contains(err, "nvm_node=auto: no CPU-less NUMA node found "
                        "(nodes: 0 (")
               && contains(err, "give nvm_node=N or nvm_path="),
               "nvm_node=auto without a CPU-less node: %s", err);
@@ -521,7 +500,7 @@ static void test_numa(void) {
     cfg.size = 1 << 20;
     cfg.dram_node = 7;
     rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "dram_node=7: no such NUMA node"),
+    ok(rc < 0 && contains(err, "dram_node=7: no such NUMA node"),
           "dram_node=7 refused at open: %s", err);
 
     size_t len = 1 << 20;
@@ -529,22 +508,22 @@ static void test_numa(void) {
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     memset(dram, 1, len);
     err[0] = '\0';
-    check(nvm_bind_dram(dram, len, 0, err, sizeof(err)) == 0,
+    ok(nvm_bind_dram(dram, len, 0, err, sizeof(err)) == 0,
           "dram_node=0 binds touched memory (%s)", err);
-    check(nvm_bind_dram(dram, len, 7, err, sizeof(err)) < 0
+    ok(nvm_bind_dram(dram, len, 7, err, sizeof(err)) < 0
           && contains(err, "dram_node=7: no such NUMA node"),
           "dram_node=7 refused: %s", err);
     munmap(dram, len);
 
     nvm_config_init(&cfg);
     rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "nvm_size"), "no size refused: %s", err);
+    ok(rc < 0 && contains(err, "nvm_size"), "no size refused: %s", err);
     cfg.size = 1 << 20;
     cfg.path = "/dev/shm/x";
     cfg.have_node = true;
     cfg.node = 0;
     rc = nvm_zone_open(&cfg, &zone, err, sizeof(err));
-    check(rc < 0 && contains(err, "both given"),
+    ok(rc < 0 && contains(err, "both given"),
           "path and node together refused: %s", err);
 }
 
@@ -563,13 +542,13 @@ static void test_emulation(void) {
     char *base = zone.base;
     printf("# spin clock %s, %.4f TSC ticks per ns\n",
            nvm_emulation_clock_name(), nvm_emulation_calibration());
-    check(strcmp(nvm_emulation_clock_name(), "none") != 0,
+    ok(strcmp(nvm_emulation_clock_name(), "none") != 0,
           "emulation calibrated a clock");
 
     double ms = timed_reads(base, 1000, 64);
     printf("# 1000 line reads at 1000 ns: %.3f ms (%.0f ns per line)\n",
            ms, ms * 1e3);
-    check(ms >= 0.9, "1000 line reads with nvm_emulate=1000:0 take >= ~1 ms");
+    ok(ms >= 0.9, "1000 line reads with nvm_emulate=1000:0 take >= ~1 ms");
 
     char buf[64000];
     memset(buf, 1, sizeof(buf));
@@ -581,20 +560,20 @@ static void test_emulation(void) {
     nvm_emulation_set(224, 924);
     uint32_t r, w;
     nvm_emulation_get(&r, &w);
-    check(r == 224 && w == 924, "emulation set at run time");
+    ok(r == 224 && w == 924, "emulation set at run time");
     start = now_ms();
     nvm_write(base, buf, sizeof(buf));          /* 1000 lines */
     write_ms = now_ms() - start;
     printf("# 1000 lines written at 924 ns: %.3f ms (%.0f ns per line)\n",
            write_ms, write_ms * 1e3);
-    check(write_ms >= 0.9 * 0.924, "writes spin too");
+    ok(write_ms >= 0.9 * 0.924, "writes spin too");
 
     uint64_t want_ns = 10 * 1000 * 1000;
     start = now_ms();
     nvm_spin_ns(want_ns);
     double spun = now_ms() - start;
     printf("# nvm_spin_ns(10 ms) took %.3f ms\n", spun);
-    check(spun >= 9.5, "a 10 ms spin lasts at least ~10 ms");
+    ok(spun >= 9.5, "a 10 ms spin lasts at least ~10 ms");
     nvm_zone_close(&zone);
     nvm_emulation_set(0, 0);
 }
@@ -608,8 +587,5 @@ int main(void) {
     test_path_errors();
     test_numa();
     test_emulation();
-    printf("1..%d\n", tests_run);
-    if (tests_failed)
-        printf("# %d of %d checks failed\n", tests_failed, tests_run);
-    return tests_failed ? 1 : 0;
+    return done_testing();
 }

@@ -11,10 +11,10 @@
 #include "config.h"
 #include "reassign_dp.h"
 #include "slab_class.h"
+#include "tap.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,43 +22,6 @@
 
 _Static_assert(REASSIGN_MAX_CLASSES == MAX_NUMBER_OF_SLAB_CLASSES,
                "reassign_dp.h's class count must match memcached.h's");
-
-/* ---- TAP: kept here so that the test links reassign_dp.c alone ---- */
-
-static int tests_run;
-static int tests_failed;
-
-__attribute__((format(printf, 2, 3)))
-static void ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-    tests_run++;
-    tests_failed += cond ? 0 : 1;
-    printf("%sok %d - ", cond ? "" : "not ", tests_run);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
-
-__attribute__((format(printf, 1, 2)))
-static void diag(const char *fmt, ...)
-{
-    va_list ap;
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
-
-static int done_testing(void)
-{
-    printf("1..%d\n", tests_run);
-    return tests_failed == 0 ? 0 : 1;
-}
 
 static uint64_t rng_next(uint64_t *state)
 {

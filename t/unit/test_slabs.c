@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "slabs.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "item.h"
 #include "settings.h"

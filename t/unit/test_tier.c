@@ -15,6 +15,7 @@
 #include "nitem.h"
 #include "slabs.h"
 #include "slabs_tier.h"
+#include "tap.h"
 #include "unit_support.h"
 #include "clock.h"
 #include "hash.h"

@@ -4,7 +4,7 @@
  * Owns: settings, current_time, process_started, realtime(), the striped
  * item locks (real mutexes, with a hook run before each trylock), server
  * stats and stats_lock, stats output helpers and stand-ins for the
- * connection output API, plus TAP output.
+ * connection output API.
  * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
  */
 #include "config.h"
@@ -215,41 +215,4 @@ bool resp_printf(conn *c, const char *fmt, ...)
     int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
     return n >= 0 && (size_t)n < sizeof(tmp) && resp_add(c, tmp, (size_t)n);
-}
-
-/* ---- TAP ---- */
-
-static int tests_run;
-static int tests_failed;
-
-void ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-    tests_run++;
-    if (!cond) {
-        tests_failed++;
-    }
-    printf("%sok %d - ", cond ? "" : "not ", tests_run);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
-
-void diag(const char *fmt, ...)
-{
-    va_list ap;
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
-
-int done_testing(void)
-{
-    printf("1..%d\n", tests_run);
-    return tests_failed == 0 ? 0 : 1;
 }

@@ -5,7 +5,6 @@
  * the clock, striped item locks, global stats, stats output helpers) with
  * real behaviour: item locks are a power-of-two array of real mutexes
  * indexed by hv & (nlocks - 1), exactly the contract thread.c provides.
- * Also a minimal TAP emitter.
  */
 #ifndef UNIT_SUPPORT_H
 #define UNIT_SUPPORT_H
@@ -25,12 +24,6 @@ extern void (*unit_trylock_hook)(uint64_t hv);
 /* Open an anonymous N-zone of size bytes as nvm_zone (settings.nvm set
  * accordingly); closes the previous one. */
 void unit_nvm_open(size_t size);
-
-/* TAP */
-void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints the plan; returns the process exit status. */
-int done_testing(void);
 
 /* ADD_STAT collecting "key value\n" lines into a buffer. */
 struct stat_capture {
