@@ -1,12 +1,19 @@
 /*
- * item_lock.h: the striped item locks (thread.c).  item_lock(hv) guards an
- * index bucket and every item hashed to it.
+ * item_lock.h: the striped item locks (item_locks.c).  item_lock(hv)
+ * guards an index bucket and every item hashed to it.
  */
 #ifndef ITEM_LOCK_H
 #define ITEM_LOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+/* stripes the server makes: hash_desc.c keeps at least as many buckets */
+#define ITEM_LOCK_POWER 12
+
+/* Make 2^power stripes (again: the old ones are freed, so only before any
+ * thread uses them); false when out of memory. */
+bool item_locks_init(unsigned int power);
 void item_lock(uint64_t hv);
 void item_unlock(uint64_t hv);
 int item_trylock(uint64_t hv);   /* 0 on success, like pthread_mutex_trylock */

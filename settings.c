@@ -3,7 +3,7 @@
  *
  * Owns memcached's defaults (settings_init), option and -o sub-option
  * parsing with their error lines and exit codes (settings_parse), the
- * usage and license text, the policy names (tier_policy_name) and the
+ * usage and license text (policy names come from tier_policy.c) and the
  * checks that need every option known (settings_check).  `stats settings`
  * reports the result (stats.c).
  *
@@ -277,27 +277,11 @@ static bool is_noop_subopt(const char *name)
            strncmp(name, "proxy_", 6) == 0;
 }
 
-static const char *const tier_policy_names[] = {
-    [TIER_POLICY_HMCACHED] = "hmcached",
-    [TIER_POLICY_UNI] = "uni",
-    [TIER_POLICY_TLC] = "tlc",
-    [TIER_POLICY_DRAM] = "dram",
-    [TIER_POLICY_NVM] = "nvm",
-    [TIER_POLICY_DUALLRU] = "duallru",
-};
-
-const char *tier_policy_name(enum tier_policy p)
-{
-    return tier_policy_names[p];
-}
-
 static enum tier_policy parse_tier_policy(const char *val)
 {
-    for (size_t i = 0; val != NULL && i < sizeof(tier_policy_names) /
-                                          sizeof(tier_policy_names[0]); i++) {
-        if (strcmp(val, tier_policy_names[i]) == 0) {
-            return (enum tier_policy)i;
-        }
+    enum tier_policy p;
+    if (val != NULL && tier_policy_by_name(val, &p)) {
+        return p;
     }
     die("tier_policy must be one of hmcached, uni, tlc, dram, nvm, duallru"
             " (got %s)",

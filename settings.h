@@ -119,7 +119,9 @@ struct settings {
 
 extern struct settings settings;
 
+/* A policy's name and the policy of a name (tier_policy.c's registry). */
 const char *tier_policy_name(enum tier_policy p);
+bool tier_policy_by_name(const char *name, enum tier_policy *out);
 static inline bool tier_enabled(void)
 {
     return settings.nvm.size > 0 && settings.tier_policy != TIER_POLICY_DRAM;

@@ -1,5 +1,5 @@
 /*
- * thread.c: worker threads, connection hand-off and striped item locks.
+ * thread.c: worker threads and connection hand-off.
  *
  * Each worker runs its own libevent base.  The listener (main thread) hands
  * an accepted socket to a worker through the worker's queue and a byte on
@@ -8,9 +8,7 @@
  * its own idle connections (conns_close_idle in conn.c).
  *
  * Locks:
- *   - item_locks[]: a power-of-two array of mutexes; the stripe for a key is
- *     hv & item_lock_mask.  hash_desc.c keeps at least as many buckets as
- *     stripes, so one stripe covers a whole index bucket.
+ *   - the striped item locks are item_locks.c's; workers start after them.
  *   - conn_queue.lock: guards one worker's queue of new connections.
  *   - per-thread stats need no lock: see STAT_INCR in stat_counter.h.
  */
@@ -29,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define ITEM_LOCK_POWER 12
 
 typedef struct conn_queue_item {
     int sfd;
@@ -51,41 +47,9 @@ LIBEVENT_THREAD *threads;
 static int nthreads_running;
 static int last_thread = -1;
 
-static pthread_mutex_t *item_locks;
-static uint64_t item_lock_mask;
-
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t init_cond = PTHREAD_COND_INITIALIZER;
 static int init_count;
-
-void item_lock(uint64_t hv)
-{
-    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
-}
-
-void item_unlock(uint64_t hv)
-{
-    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
-}
-
-int item_trylock(uint64_t hv)
-{
-    return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
-}
-
-static void item_locks_init(void)
-{
-    size_t count = (size_t)1 << ITEM_LOCK_POWER;
-    item_locks = calloc(count, sizeof(pthread_mutex_t));
-    if (item_locks == NULL) {
-        fprintf(stderr, "Can't allocate item locks\n");
-        exit(EXIT_FAILURE);
-    }
-    for (size_t i = 0; i < count; i++) {
-        pthread_mutex_init(&item_locks[i], NULL);
-    }
-    item_lock_mask = count - 1;
-}
 
 static void cq_push(struct conn_queue *cq, conn_queue_item *qi)
 {
@@ -200,7 +164,10 @@ static void *worker_libevent(void *arg)
 
 void memcached_thread_init(int nthreads, void *arg)
 {
-    item_locks_init();
+    if (!item_locks_init(ITEM_LOCK_POWER)) {
+        fprintf(stderr, "Can't allocate item locks\n");
+        exit(EXIT_FAILURE);
+    }
     threads = calloc(nthreads, sizeof(LIBEVENT_THREAD));
     if (threads == NULL) {
         perror("Can't allocate thread descriptors");

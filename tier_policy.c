@@ -1,6 +1,7 @@
 /*
- * tier_policy.c: the registry of tier policies (tier_policy.h) and the
- * placement rules several of them share.
+ * tier_policy.c: the registry of tier policies (tier_policy.h), which
+ * also names them (the tier_policy option, stats), and the placement
+ * rules several of them share.
  *
  * The registry maps `-o tier_policy=` (settings.tier_policy) to its
  * policy; the engine (items.c) asks once, at start-up.  No lock: the table
@@ -11,6 +12,7 @@
 #include "tier_policy.h"
 
 #include <stddef.h>
+#include <string.h>
 
 static const struct tier_policy_ops *const registry[] = {
     [TIER_POLICY_HMCACHED] = &policy_hmcached,
@@ -22,6 +24,22 @@ static const struct tier_policy_ops *const registry[] = {
 };
 
 const struct tier_engine *tier_engine_ops;
+
+const char *tier_policy_name(enum tier_policy p)
+{
+    return tier_policy_of(p)->name;
+}
+
+bool tier_policy_by_name(const char *name, enum tier_policy *out)
+{
+    for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+        if (registry[i] != NULL && strcmp(registry[i]->name, name) == 0) {
+            *out = (enum tier_policy)i;
+            return true;
+        }
+    }
+    return false;
+}
 
 const struct tier_policy_ops *tier_policy_of(enum tier_policy p)
 {

@@ -400,6 +400,24 @@ static void test_clock(void)
 /* ---- CLOCK: the candidate changes between the unlocked read and the
  * lock ---- */
 
+/* When set, item_trylock calls it first, on the calling thread and with
+ * no lock of its own held: a test plays what another thread does between
+ * a caller's unlocked read and its lock. */
+static void (*unit_trylock_hook)(uint64_t hv);
+
+/* test_tier is linked with --wrap=item_trylock: the engine's trylocks
+ * come here, then go to the real one (item_locks.c). */
+int __real_item_trylock(uint64_t hv);
+int __wrap_item_trylock(uint64_t hv);
+
+int __wrap_item_trylock(uint64_t hv)
+{
+    if (unit_trylock_hook != NULL) {
+        unit_trylock_hook(hv);
+    }
+    return __real_item_trylock(hv);
+}
+
 static const char *race_key;
 static void (*race_action)(void);
 

@@ -1,11 +1,11 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, current_time, process_started, realtime(), the striped
- * item locks (real mutexes, with a hook run before each trylock), server
- * stats and stats_lock, stats output helpers and stand-ins for the
- * connection output API.
- * Locks: item_locks[] as in thread.c; stats_lock as in memcached.c.
+ * Owns: settings, server stats and stats_lock, the N-zone, stats output
+ * helpers and stand-ins for the connection output API and the workers'
+ * stats sums (the network side is not linked).  The clock (clock.c) and
+ * the item locks (item_locks.c) are the server's own.
+ * Locks: stats_lock as in memcached.c.
  */
 #include "config.h"
 #include "unit_support.h"
@@ -23,20 +23,10 @@
 #include <string.h>
 
 struct settings settings;
-_Atomic rel_time_t current_time = 100;
-time_t process_started = 1000000;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 LIBEVENT_THREAD *threads;
 struct nvm_zone nvm_zone;
-
-const char *tier_policy_name(enum tier_policy p)
-{
-    static const char *const names[] = { "hmcached", "uni", "tlc", "dram",
-                                         "nvm" };
-    return (unsigned int)p < sizeof(names) / sizeof(names[0]) ? names[p]
-                                                               : "?";
-}
 
 void unit_nvm_open(size_t size)
 {
@@ -52,11 +42,11 @@ void unit_nvm_open(size_t size)
     }
 }
 
-static pthread_mutex_t *item_locks;
-static uint64_t item_lock_mask;
-
 void unit_settings_defaults(void)
 {
+    /* a clock well past memcached's reserved 0 and 1, with room below */
+    atomic_store(&current_time, 100);
+    process_started = 1000000;
     memset(&settings, 0, sizeof(settings));
     settings.maxbytes = 64 * 1024 * 1024;
     settings.factor = 1.25;
@@ -83,55 +73,10 @@ void unit_settings_defaults(void)
 
 void unit_locks_init(unsigned int power)
 {
-    uint64_t n = (uint64_t)1 << power;
-    free(item_locks);
-    item_locks = calloc(n, sizeof(*item_locks));
-    if (item_locks == NULL) {
+    if (!item_locks_init(power)) {
         fprintf(stderr, "out of memory for item locks\n");
         exit(2);
     }
-    for (uint64_t i = 0; i < n; i++) {
-        pthread_mutex_init(&item_locks[i], NULL);
-    }
-    item_lock_mask = n - 1;
-}
-
-void item_lock(uint64_t hv)
-{
-    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
-}
-
-void item_unlock(uint64_t hv)
-{
-    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
-}
-
-void (*unit_trylock_hook)(uint64_t hv);
-
-int item_trylock(uint64_t hv)
-{
-    if (unit_trylock_hook != NULL) {
-        unit_trylock_hook(hv);
-    }
-    return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
-}
-
-/* memcached's rule: up to 30 days is relative, beyond is a unix time. */
-rel_time_t realtime(int64_t exptime)
-{
-    if (exptime == 0) {
-        return 0;
-    }
-    if (exptime < 0) {
-        return 1;
-    }
-    if (exptime > REALTIME_MAXDELTA) {
-        if (exptime <= process_started) {
-            return 1;
-        }
-        return (rel_time_t)(exptime - process_started);
-    }
-    return (rel_time_t)(exptime + current_time);
 }
 
 /* No workers in unit tests: every per-thread counter reads zero. */

@@ -1,25 +1,21 @@
 /*
  * unit_support.h: fixture for the storage unit tests.
  *
- * Defines what memcached.c and thread.c define in the daemon (settings,
- * the clock, striped item locks, global stats, stats output helpers) with
- * real behaviour: item locks are a power-of-two array of real mutexes
- * indexed by hv & (nlocks - 1), exactly the contract thread.c provides.
+ * Defines what the daemon's network side defines (settings, global
+ * stats, stats output helpers) for tests that link the storage code with
+ * the server's own clock (clock.c) and item locks (item_locks.c).
  */
 #ifndef UNIT_SUPPORT_H
 #define UNIT_SUPPORT_H
 
 #include "memcached.h"
 
-/* memcached 1.6.18's defaults for the settings storage reads. */
+/* memcached 1.6.18's defaults for the settings storage reads, and the
+ * clock at 100 (process_started 1000000). */
 void unit_settings_defaults(void);
-/* (Re)create 2^power item lock stripes; power must not exceed the
- * index's initial hash power. */
+/* (Re)create 2^power item lock stripes (item_locks_init); power must not
+ * exceed the index's initial hash power. */
 void unit_locks_init(unsigned int power);
-/* When set, item_trylock calls it first, on the calling thread and with
- * no lock of its own held: a test plays what another thread does between
- * a caller's unlocked read and its lock. */
-extern void (*unit_trylock_hook)(uint64_t hv);
 
 /* Open an anonymous N-zone of size bytes as nvm_zone (settings.nvm set
  * accordingly); closes the previous one. */

@@ -1,0 +1,48 @@
+/*
+ * item_locks.c: the striped item locks (item_lock.h): a power-of-two array
+ * of mutexes; the stripe of a key is hv & item_lock_mask.  hash_desc.c
+ * keeps at least as many buckets as stripes, so one stripe covers a whole
+ * index bucket.
+ *
+ * Locks: the stripes themselves.  The array is made at start-up, before
+ * any thread that takes a stripe exists.
+ */
+#include "config.h"
+#include "item_lock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_mutex_t *item_locks;
+static uint64_t item_lock_mask;
+
+bool item_locks_init(unsigned int power)
+{
+    size_t count = (size_t)1 << power;
+    pthread_mutex_t *locks = calloc(count, sizeof(pthread_mutex_t));
+    if (locks == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        pthread_mutex_init(&locks[i], NULL);
+    }
+    free(item_locks);
+    item_locks = locks;
+    item_lock_mask = count - 1;
+    return true;
+}
+
+void item_lock(uint64_t hv)
+{
+    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
+}
+
+void item_unlock(uint64_t hv)
+{
+    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
+}
+
+int item_trylock(uint64_t hv)
+{
+    return pthread_mutex_trylock(&item_locks[hv & item_lock_mask]);
+}
