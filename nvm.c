@@ -1,7 +1,7 @@
 /*
  * nvm.c: the N-zone backends and the only code that reads or writes N-zone
- * bytes (DESIGN.md section 3 "Zones and backends", invariant 4 of section 2,
- * section 8 "NVM accounting and emulation"; doc/nvm.md explains the whole).
+ * bytes (doc/nvm.md: "Backends", "Accessors and accounting", "Latency
+ * emulation").
  *
  * Owns:
  *   - opening and closing the N-zone: nvm_path= through libpmem2 (device

@@ -1,8 +1,8 @@
 /*
  * nvm.h: the N-zone (the slower byte-addressable tier) and the only
- * accessors allowed to read or write its bytes (DESIGN.md sections 3, 8 and
- * invariant 4).  See nvm.c for the locking notes and doc/nvm.md for how the
- * backends, the line accounting and the latency emulation work.
+ * accessors allowed to read or write its bytes (doc/nvm.md, "Accessors and
+ * accounting").  See nvm.c for the locking notes and doc/nvm.md for how
+ * the backends, the line accounting and the latency emulation work.
  */
 #ifndef NVM_H
 #define NVM_H

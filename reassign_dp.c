@@ -1,7 +1,7 @@
 /*
- * reassign_dp.c: benefit-aware DRAM page reassignment (HMCached, Jin et
- * al., TPDS 2020, section 3.5, Equations 2-4; DESIGN section 10) and the
- * periodic slab allocation baseline (PSA, Carra & Michiardi).
+ * reassign_dp.c: benefit-aware DRAM page reassignment (HMCached's;
+ * doc/tiering.md, "Reassignment") and the periodic slab allocation
+ * baseline (PSA, Carra & Michiardi).
  *
  * Owns:
  *   - the note table: one slot per writer thread (workers, tier thread,
@@ -47,7 +47,7 @@
  *     Q_dram 10 ns (a 64-byte line streamed at ~6 GB/s) and Q_nvm 100 ns,
  *     our pick: X-Mem's NVM configurations have 1/4 to 1/8 of DRAM's
  *     bandwidth (40-80 ns a streamed line), rounded up for NVM's weaker
- *     prefetching.  Note that nvm_emulate=R:W (DESIGN section 8) charges R
+ *     prefetching.  Note that nvm_emulate=R:W (doc/nvm.md) charges R
  *     per line whatever the pattern; to model that emulator exactly set
  *     nvm_seq_ns = dram_seq_ns + R and nvm_rand_ns = dram_rand_ns + R.
  *     size_aware = false gives the paper's linear factor.

@@ -1,6 +1,6 @@
 /*
  * reassign_dp.h: benefit-aware DRAM page reassignment across slab classes
- * (HMCached section 3.5, DESIGN section 10) and the PSA baseline.
+ * (HMCached's; doc/tiering.md, "Reassignment") and the PSA baseline.
  *
  * Self-contained: depends on libc and pthreads only, so the engine includes
  * it without pulling in the daemon, and the unit test drives it alone.

@@ -1,8 +1,8 @@
 /*
  * tier_reassign.c: benefit-aware DRAM page reassignment, the engine side
- * (HMCached, Jin et al., TPDS 2020, section 3.5 and Fig. 10; DESIGN
- * sections 9 and 10).  reassign_dp.c decides; this module feeds it and
- * carries its decisions out.
+ * (HMCached's; doc/tiering.md, "Reassignment", and "Hotness and migration"
+ * for the counters it weighs).  reassign_dp.c decides; this module feeds
+ * it and carries its decisions out.
  *
  * Owns:
  *   - which histogram slot each thread writes (tier_reassign_slot, one

@@ -1,6 +1,6 @@
 /*
  * tier_reassign.h: the engine side of DRAM page reassignment across slab
- * classes (HMCached section 3.5, DESIGN section 10; tier_reassign.c).
+ * classes (doc/tiering.md, "Reassignment"; tier_reassign.c).
  *
  * reassign_dp.c holds the algorithms (histograms, benefit curves, DP,
  * greedy, move plans, PSA); this module feeds them from the engine and
