@@ -47,7 +47,8 @@ struct bg_thread {
  * else pthread_create's error. */
 int bg_thread_start(struct bg_thread *t, void *(*fn)(void *), void *arg);
 /* Ask the thread to stop, wake it and join it.  True if it was running;
- * the owner then resets what the thread left behind. */
+ * the owner then resets what the thread left behind.  The stop request
+ * stays until the next start. */
 bool bg_thread_stop(struct bg_thread *t);
 
 /* Wake the thread from its current or next sleep. */
