@@ -1,6 +1,6 @@
 /*
  * hash.c: the key hash used by the index (hash_desc.c) and the striped item
- * locks (thread.c).
+ * locks (item_locks.c).
  *
  * Owns hash_key().  Stateless, so no locks.
  *

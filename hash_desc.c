@@ -5,14 +5,14 @@
  * thread.
  *
  * Locks:
- *   - item_lock(hv) (thread.c) guards the bucket chain that hv maps to:
+ *   - item_lock(hv) (item_locks.c) guards the bucket chain that hv maps to:
  *     every find/insert/delete runs with the caller holding it.  A stripe is
  *     hv & (nlocks - 1) and nlocks <= the initial bucket count, so all keys
  *     of a bucket (at any table size) share one stripe.
  *   - pool_lock guards the overflow pool's free list and chunk allocation
  *     (a leaf lock: taken inside item locks, never the other way round).
- *   - expand_lock guards the expansion thread's sleep/wake state; it is
- *     never held while item locks are taken.
+ *   - expand_lock guards the expansion thread's sleep/wake state
+ *     (bg_thread.h); it is never held while item locks are taken.
  *   - expand_run_lock is held by an expansion from start to end and by
  *     assoc_walk (the decay walker), so each sees a table that does not
  *     change shape; both take item locks inside it.
@@ -42,11 +42,13 @@
  */
 #include "config.h"
 #include "hash_desc.h"
+#include "bg_thread.h"
 #include "hash.h"
 #include "item.h"
 #include "item_lock.h"
 #include "settings.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,11 +93,8 @@ static struct {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_mutex_t expand_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t expand_cond = PTHREAD_COND_INITIALIZER;
+static struct bg_thread expand_thr = BG_THREAD_INIT(&expand_lock);
 static pthread_mutex_t expand_run_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t expand_tid;
-static bool expand_thread_running;
-static bool expand_stop;
 static atomic_bool expand_wanted;
 
 /* ---- overflow pool ---- */
@@ -659,17 +658,15 @@ void assoc_expand_if_needed(void)
                                         memory_order_relaxed)) {
         return;
     }
-    pthread_mutex_lock(&expand_lock);
-    pthread_cond_signal(&expand_cond);
-    pthread_mutex_unlock(&expand_lock);
+    bg_thread_wake(&expand_thr);
 }
 
 static void *expand_thread(void *arg)
 {
     pthread_mutex_lock(&expand_lock);
-    while (!expand_stop) {
+    while (!do_bg_thread_stopping(&expand_thr)) {
         if (!atomic_load(&expand_wanted)) {
-            pthread_cond_wait(&expand_cond, &expand_lock);
+            do_bg_thread_wait(&expand_thr);
             continue;
         }
         pthread_mutex_unlock(&expand_lock);
@@ -691,15 +688,10 @@ static void *expand_thread(void *arg)
 
 int assoc_start_expand_thread(void)
 {
-    pthread_mutex_lock(&expand_lock);
-    if (expand_thread_running) {
-        pthread_mutex_unlock(&expand_lock);
+    int rc = bg_thread_start(&expand_thr, expand_thread, NULL);
+    if (rc == EALREADY) {
         return 0;
     }
-    expand_stop = false;
-    int rc = pthread_create(&expand_tid, NULL, expand_thread, NULL);
-    expand_thread_running = (rc == 0);
-    pthread_mutex_unlock(&expand_lock);
     if (rc == 0) {
         /* Inserts before the thread existed may already call for growth. */
         atomic_store(&expand_wanted, false);
@@ -710,18 +702,7 @@ int assoc_start_expand_thread(void)
 
 void assoc_stop_expand_thread(void)
 {
-    pthread_mutex_lock(&expand_lock);
-    if (!expand_thread_running) {
-        pthread_mutex_unlock(&expand_lock);
-        return;
-    }
-    expand_stop = true;
-    pthread_cond_signal(&expand_cond);
-    pthread_mutex_unlock(&expand_lock);
-    pthread_join(expand_tid, NULL);
-    pthread_mutex_lock(&expand_lock);
-    expand_thread_running = false;
-    pthread_mutex_unlock(&expand_lock);
+    bg_thread_stop(&expand_thr);
 }
 
 /* ---- stats ---- */

@@ -15,7 +15,7 @@
  * items_internal.h.
  *
  * Locks:
- *   - item_lock(hv) (thread.c) guards an item's metadata (it_flags,
+ *   - item_lock(hv) (item_locks.c) guards an item's metadata (it_flags,
  *     exptime, counter, cas, time) while it is linked, its index bucket,
  *     and for an N item its location word (hot metadata) and its chunk's
  *     bytes.  All do_* functions expect it held.  Code holding one item

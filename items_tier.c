@@ -7,17 +7,19 @@
  * and done here on the tier thread), the decay walker's visit, the
  * engine the policies are given (tier_policy.h struct tier_engine), the
  * callbacks of migrate.c and tier_reassign.c, and the tier thread, whose
- * loop runs migrate.c's tick, the policy's tick and the reassignment's.
+ * loop runs migrate.c's tick, the policy's tick and the reassignment's,
+ * on bg_thread.h's start/stop/sleep.
  *
  * Locks: a move happens under the item lock of the item moved (the slot
  * switches under it; readers of a D copy keep their reference, readers of
- * an N item hold copies).  tier_thr.lock guards the thread's start/stop
+ * an N item hold copies).  tier_thr_lock guards the thread's start/stop
  * state only.
  */
 #include "config.h"
 #include "items.h"
 #include "items_internal.h"
 
+#include "bg_thread.h"
 #include "clock_nvm.h"
 #include "hash_desc.h"
 #include "item_lock.h"
@@ -28,7 +30,6 @@
 #include "tier_reassign.h"
 
 #include <errno.h>
-#include <time.h>
 
 /* An epoch stamp this far behind has decayed to zero (migrate_decay): the
  * walker rewrites it so that 3-bit stamps never wrap. */
@@ -270,73 +271,33 @@ const struct migrate_engine tier_engine = {
 /* ---- the tier thread: migrate_tick() every 1 ms while it promotes,
  * every 10 ms when idle ---- */
 
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    pthread_t tid;
-    bool running;
-    bool stop;
-} tier_thr = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .cond = PTHREAD_COND_INITIALIZER,
-};
+static pthread_mutex_t tier_thr_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bg_thread tier_thr = BG_THREAD_INIT(&tier_thr_lock);
 
 static void *tier_thread(void *arg)
 {
     tier_reassign_thread_role(TIER_REASSIGN_ROLE_TIER);
-    pthread_mutex_lock(&tier_thr.lock);
-    while (!tier_thr.stop) {
-        pthread_mutex_unlock(&tier_thr.lock);
+    while (!bg_thread_stopping(&tier_thr)) {
         unsigned int promoted = migrate_tick();
         if (active_policy->tick != NULL) {
             promoted += active_policy->tick();
         }
         tier_reassign_tick();
-        long ns = promoted > 0 ? TIER_TICK_BUSY_NS : TIER_TICK_IDLE_NS;
-        struct timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_nsec += ns;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-        pthread_mutex_lock(&tier_thr.lock);
-        while (!tier_thr.stop
-                && pthread_cond_timedwait(&tier_thr.cond, &tier_thr.lock,
-                                          &deadline) != ETIMEDOUT) {
-        }
+        bg_thread_sleep(&tier_thr, promoted > 0 ? TIER_TICK_BUSY_NS
+                                                : TIER_TICK_IDLE_NS);
     }
-    pthread_mutex_unlock(&tier_thr.lock);
     return NULL;
 }
 
 int tier_thread_start(void)
 {
-    pthread_mutex_lock(&tier_thr.lock);
-    int rc = 0;
-    if (!tier_thr.running) {
-        tier_thr.stop = false;
-        rc = pthread_create(&tier_thr.tid, NULL, tier_thread, NULL);
-        tier_thr.running = rc == 0;
-    }
-    pthread_mutex_unlock(&tier_thr.lock);
-    return rc;
+    int rc = bg_thread_start(&tier_thr, tier_thread, NULL);
+    return rc == EALREADY ? 0 : rc;
 }
 
 void tier_thread_stop(void)
 {
-    pthread_mutex_lock(&tier_thr.lock);
-    if (!tier_thr.running) {
-        pthread_mutex_unlock(&tier_thr.lock);
-        return;
-    }
-    tier_thr.stop = true;
-    pthread_cond_signal(&tier_thr.cond);
-    pthread_mutex_unlock(&tier_thr.lock);
-    pthread_join(tier_thr.tid, NULL);
-    pthread_mutex_lock(&tier_thr.lock);
-    tier_thr.running = false;
-    pthread_mutex_unlock(&tier_thr.lock);
+    bg_thread_stop(&tier_thr);
 }
 
 /* tier_reassign.c's PSA signal: items MQ replacement pushed out of the

@@ -10,7 +10,7 @@
  *   stat_counter.h  per-owner relaxed counters (STAT_INCR)
  *   stats.h         thread and server counters, stats output (stats.c)
  *   thread.h        worker threads, LIBEVENT_THREAD (thread.c)
- *   item_lock.h     the striped item locks (thread.c)
+ *   item_lock.h     the striped item locks (item_locks.c)
  *   conn.h          a connection, its response queue (conn.c)
  *   listen.h        listeners and accept() (listen.c)
  *   proto_text.h    the ASCII protocol (proto_text.c)
@@ -18,8 +18,8 @@
  *   util.h          number parsing and formatting, base64 (util.c)
  *
  * Locking overview (details live in each file's header comment):
- *   - item_lock(hv)       striped mutexes (thread.c), guard an index bucket
- *                         and every item hashed to it
+ *   - item_lock(hv)       striped mutexes (item_locks.c), guard an index
+ *                         bucket and every item hashed to it
  *   - mq lock per class   items_mq.c, guards the class's queues
  *   - slabs lock          slabs.c, guards pages and free lists
  *   - stats_lock          memcached.c, guards struct server_stats
