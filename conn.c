@@ -30,7 +30,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,31 +388,6 @@ bool resp_add(conn *c, const void *buf, size_t len)
     c->wbuf_used += len;
     c->npieces++;
     return true;
-}
-
-bool resp_printf(conn *c, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return false;
-    }
-    if ((size_t)n < sizeof(small)) {
-        return resp_add(c, small, n);
-    }
-    char *big = malloc(n + 1);
-    if (big == NULL) {
-        return false;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, n + 1, fmt, ap);
-    va_end(ap);
-    bool ok = resp_add(c, big, n);
-    free(big);
-    return ok;
 }
 
 bool resp_add_item(conn *c, item *it, size_t off, size_t len)

@@ -127,8 +127,6 @@ struct conn {
 void conn_set_state(conn *c, enum conn_states state);
 /* Append bytes to the reply; returns false when out of memory. */
 bool resp_add(conn *c, const void *buf, size_t len);
-bool resp_printf(conn *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* Queue it's value (len bytes from ITEM_data + off); takes over one ref. */
 bool resp_add_item(conn *c, item *it, size_t off, size_t len);
 /* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */

@@ -249,17 +249,6 @@ void dispatch_udp_socket(int sfd)
     }
 }
 
-void threads_stop(void)
-{
-    for (int i = 0; i < nthreads_running; i++) {
-        event_base_loopbreak(threads[i].base);
-        notify_thread(&threads[i]);
-    }
-    for (int i = 0; i < nthreads_running; i++) {
-        pthread_join(threads[i].thread_id, NULL);
-    }
-}
-
 static void stats_sum(stat_u64 *dst, stat_u64 *src, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -33,7 +33,6 @@ void memcached_thread_init(int nthreads, void *arg);
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
                        int read_buffer_size, enum network_transport transport);
 void dispatch_udp_socket(int sfd);
-void threads_stop(void);
 extern LIBEVENT_THREAD *threads;
 
 #endif

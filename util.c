@@ -57,11 +57,6 @@ bool safe_strtoull(const char *str, uint64_t *out)
     return parse_unsigned(str, 10, out);
 }
 
-bool safe_strtoull_hex(const char *str, uint64_t *out)
-{
-    return parse_unsigned(str, 16, out);
-}
-
 bool safe_strtoul(const char *str, uint32_t *out)
 {
     uint64_t v;
@@ -113,22 +108,6 @@ bool safe_strtod(const char *str, double *out)
         return false;
     }
     *out = v;
-    return true;
-}
-
-bool safe_strcpy(char *dst, const char *src, size_t dstmax)
-{
-    size_t len;
-
-    if (dstmax == 0) {
-        return false;
-    }
-    len = strlen(src);
-    if (len >= dstmax) {
-        dst[0] = '\0';
-        return false;
-    }
-    memcpy(dst, src, len + 1);
     return true;
 }
 

@@ -13,12 +13,10 @@
 /* Numbers as memcached accepts them: whitespace may follow, nothing else;
  * no overflow; unsigned parses refuse a minus sign.  False on bad input. */
 bool safe_strtoull(const char *str, uint64_t *out);
-bool safe_strtoull_hex(const char *str, uint64_t *out);
 bool safe_strtoll(const char *str, int64_t *out);
 bool safe_strtoul(const char *str, uint32_t *out);
 bool safe_strtol(const char *str, int32_t *out);
 bool safe_strtod(const char *str, double *out);
-bool safe_strcpy(char *dst, const char *src, size_t dstmax);
 
 /* Longest text a uint64_t can need, without a terminating NUL. */
 #define UINT64_TEXT_MAX 20

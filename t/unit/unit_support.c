@@ -152,12 +152,3 @@ bool resp_add(conn *c, const void *buf, size_t len)
     return true;
 }
 
-bool resp_printf(conn *c, const char *fmt, ...)
-{
-    char tmp[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < sizeof(tmp) && resp_add(c, tmp, (size_t)n);
-}
