@@ -272,23 +272,14 @@ static bool item_has_key(const item *it, const char *key, size_t nkey)
     return it->nkey == nkey && memcmp(ITEM_key(it), key, nkey) == 0;
 }
 
-/* Does the N item at loc hold key?  The N-zone module reads its probe
- * into *probe (may be NULL).  Out of line so that the D path's frame
- * stays small. */
-static __attribute__((noinline)) bool n_has_key(uint64_t loc, const char *key,
-                                                size_t nkey,
-                                                struct nitem_probe *probe)
-{
-    return nitem_ops->has_key(hd_n_offset(loc), key, nkey, probe);
-}
-
 static inline bool loc_has_key(uint64_t loc, const char *key, size_t nkey,
                                struct nitem_probe *probe)
 {
     if (!hd_loc_is_n(loc)) {
         return item_has_key(hd_loc_to_item(loc), key, nkey);
     }
-    return n_has_key(loc, key, nkey, probe);
+    /* the N-zone module reads the probe into *probe (may be NULL) */
+    return nitem_ops->has_key(hd_n_offset(loc), key, nkey, probe);
 }
 
 /* Find key's slot: *bucket_out and *slot_out; *prev_out is the chain
