@@ -81,7 +81,7 @@ struct nlru {
 };
 
 static struct nlru nl[MAX_NUMBER_OF_SLAB_CLASSES];
-static struct dlru_ops ops;
+static const struct tier_engine *engine;
 
 static _Atomic uint64_t st_segment_moves;
 static _Atomic uint64_t st_to_move_n;
@@ -93,9 +93,9 @@ static void st_add(_Atomic uint64_t *c, uint64_t n)
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-void dlru_init(const struct dlru_ops *o)
+void dlru_init(const struct tier_engine *e)
 {
-    ops = *o;
+    engine = e;
     for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
         memset(nl[i].head, 0, sizeof(nl[i].head));
         memset(nl[i].tail, 0, sizeof(nl[i].tail));
@@ -254,7 +254,7 @@ static bool n_claim_tail(unsigned int id, enum dlru_seg seg, bool dead_only,
             uint64_t *locp = assoc_find_noff(hv, off);
             if (locp != NULL) {
                 nitem_read_header(off, &cl->h, sizeof(cl->h));
-                cl->dead = ops.n_is_dead(&cl->h, *locp);
+                cl->dead = engine->n_is_dead(&cl->h, *locp);
                 if (cl->dead || !dead_only) {
                     cl->off = off;
                     cl->hv = hv;
@@ -284,7 +284,7 @@ bool dlru_n_reclaim(unsigned int id, bool may_evict, uint64_t *off)
     for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         struct n_claim cl;
         if (n_claim_tail(id, order[i], !may_evict, &cl)) {
-            ops.n_unlink(cl.locp, cl.hv, &cl.h, cl.dead);
+            engine->n_unlink(cl.locp, cl.hv, &cl.h, cl.dead);
             item_unlock(cl.hv);
             *off = cl.off;
             return true;
@@ -328,7 +328,7 @@ static unsigned int n_maintain_segment(unsigned int id, enum dlru_seg seg)
             break;
         }
         if (cl.dead) {
-            ops.n_unlink(cl.locp, cl.hv, &cl.h, true);
+            engine->n_unlink(cl.locp, cl.hv, &cl.h, true);
             item_unlock(cl.hv);
             slabs_tier_free(cl.off);
             done++;
@@ -380,8 +380,8 @@ static unsigned int d_maintain_segment(unsigned int id, enum dlru_seg seg)
         if (it == NULL) {
             break;
         }
-        if (ops.d_is_dead(it)) {
-            ops.d_reclaim(it, hv);
+        if (engine->d_is_dead(it)) {
+            engine->d_reclaim(it, hv);
         } else {
             uint32_t flags = (it->it_flags & ITEM_ACTIVE) ? DLRU_ACTIVE : 0;
             struct dlru_step s = dlru_at_tail(false, seg, flags, true);
@@ -414,8 +414,8 @@ static unsigned int d_keep_reserve(unsigned int id, bool d_full)
         if (it == NULL) {
             break;
         }
-        if (ops.d_is_dead(it)) {
-            ops.d_reclaim(it, hv);
+        if (engine->d_is_dead(it)) {
+            engine->d_reclaim(it, hv);
         } else {
             mq_move(it, DLRU_MOVE);
             st_add(&st_to_move_n, 1);
@@ -438,10 +438,10 @@ static unsigned int d_migrate(unsigned int id)
             break;
         }
         bool moved = true;
-        if (ops.d_is_dead(it)) {
-            ops.d_reclaim(it, hv);
+        if (engine->d_is_dead(it)) {
+            engine->d_reclaim(it, hv);
         } else {
-            moved = ops.demote(it, hv);
+            moved = engine->demote(it, hv);
         }
         d_release(it, hv);
         if (!moved) {
@@ -450,6 +450,12 @@ static unsigned int d_migrate(unsigned int id)
         done++;
     }
     return done;
+}
+
+/* Move to D's migration takes an item only while it is still there. */
+static bool in_move_to_d(unsigned int clsid, uint64_t off)
+{
+    return dlru_n_segment(clsid, off) == DLRU_MOVE;
 }
 
 static unsigned int n_migrate(unsigned int id)
@@ -467,11 +473,12 @@ static unsigned int n_migrate(unsigned int id)
         if (ref == 0) {
             break;
         }
-        enum dlru_promote_result r = ops.promote(h.hv, off_of(ref));
-        if (r == DLRU_STUCK) {
+        enum tier_promote_result r = engine->promote_at(h.hv, off_of(ref),
+                                                        in_move_to_d);
+        if (r == TIER_PROMOTE_STUCK) {
             break;
         }
-        done += r == DLRU_PROMOTED;
+        done += r == TIER_PROMOTE_DONE;
     }
     return done;
 }

@@ -25,6 +25,7 @@
 
 #include "item.h"
 #include "nitem.h"
+#include "tier_policy.h"
 
 enum dlru_seg {
     DLRU_MOVE = 0,               /* to the other zone; taken first */
@@ -138,32 +139,11 @@ static inline unsigned int dlru_d_reserve(unsigned int chunks_per_page)
     return r > 16 ? 16 : r;
 }
 
-/* ---- the engine's side (items.c) ----
- * n_is_dead/n_unlink are the CLOCK's (clock_nvm.h): the N item of *locp
- * (header h) is expired or flushed; remove it from the index and the
- * accounting, as reclaimed (dead) or evicted, leaving its chunk
- * allocated.  d_is_dead/d_reclaim: the same for a claimed D item (item
- * lock held, pinned).  demote: move the claimed D item into the N-zone's
- * COLD head; false if the N-zone cannot take it.  promote: take item_lock
- * (hv) and, if the N item at off is still in Move to D, move it into the
- * D-zone's HOT head. */
-enum dlru_promote_result {
-    DLRU_PROMOTED,
-    DLRU_GONE,                   /* no longer there: go on */
-    DLRU_STUCK                   /* no D chunk: try again later */
-};
-struct dlru_ops {
-    bool (*n_is_dead)(const nitem_hdr *h, uint64_t loc);
-    void (*n_unlink)(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
-                     bool dead);
-    bool (*d_is_dead)(item *it);
-    void (*d_reclaim)(item *it, uint64_t hv);
-    bool (*demote)(item *it, uint64_t hv);
-    enum dlru_promote_result (*promote)(uint64_t hv, uint64_t off);
-};
-
-/* Puts items_mq.c in segmented mode (entry HOT).  After mq_init. */
-void dlru_init(const struct dlru_ops *ops);
+/* The engine's mechanisms (tier_policy.h struct tier_engine) do the
+ * unlinks, reclaims, demotions (into the N-zone's COLD head) and
+ * promotions (into the D-zone's HOT head) that the segments call for.
+ * Puts items_mq.c in segmented mode (entry HOT).  After mq_init. */
+void dlru_init(const struct tier_engine *engine);
 
 /* ---- N items: the caller holds the item's item lock ---- */
 void dlru_n_link(unsigned int clsid, uint64_t off, enum dlru_seg seg);

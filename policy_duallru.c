@@ -6,8 +6,7 @@
  * replace the CLOCK, re-hits set the Active/Promote flags, and the tier
  * thread drains the Move segments.
  *
- * Locks: items_duallru.c's (its class locks inside item locks); the
- * engine pointer is written once by init before any thread starts.
+ * Locks: items_duallru.c's (its class locks inside item locks).
  */
 #include "config.h"
 #include "tier_policy.h"
@@ -15,44 +14,6 @@
 #include "items_duallru.h"
 
 #include <stdio.h>
-
-static const struct tier_engine *engine;
-
-static bool dlru_demote_victim(item *it, uint64_t hv)
-{
-    return engine->demote(it, hv);
-}
-
-/* Move to D's migration takes an item only while it is still there. */
-static bool in_move_to_d(unsigned int clsid, uint64_t off)
-{
-    return dlru_n_segment(clsid, off) == DLRU_MOVE;
-}
-
-static enum dlru_promote_result dlru_promote(uint64_t hv, uint64_t off)
-{
-    switch (engine->promote_at(hv, off, in_move_to_d)) {
-    case TIER_PROMOTE_DONE:
-        return DLRU_PROMOTED;
-    case TIER_PROMOTE_STUCK:
-        return DLRU_STUCK;
-    default:
-        return DLRU_GONE;
-    }
-}
-
-static void duallru_init(const struct tier_engine *e)
-{
-    static struct dlru_ops ops;
-    engine = e;
-    ops.n_is_dead = e->n_is_dead;
-    ops.n_unlink = e->n_unlink;
-    ops.d_is_dead = e->d_is_dead;
-    ops.d_reclaim = e->d_reclaim;
-    ops.demote = dlru_demote_victim;
-    ops.promote = dlru_promote;
-    dlru_init(&ops);
-}
 
 /* A stored item enters N's HOT head; a demoted one N's COLD head. */
 static void duallru_n_linked(unsigned int clsid, uint64_t off, bool demoted)
@@ -64,7 +25,7 @@ _Static_assert(TIER_LRU_UNKNOWN == DLRU_FLAGS_UNKNOWN,
                "n_rehit passes the engine's lru value on unchanged");
 
 static void add_u64_stat(ADD_STAT add_stats, void *c, const char *name,
-                     uint64_t v)
+                         uint64_t v)
 {
     append_stat(name, add_stats, c, "%llu", (unsigned long long)v);
 }
@@ -113,7 +74,7 @@ const struct tier_policy_ops policy_duallru = {
     .n_unlinked = dlru_n_unlink,
     .n_rehit = dlru_n_ref,
     .d_activated = dlru_d_activated,
-    .init = duallru_init,
+    .init = dlru_init,
     .tick = dlru_tick,
     .stats = duallru_stats,
     .class_stats = duallru_class_stats,
