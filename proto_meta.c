@@ -280,6 +280,29 @@ static bool meta_check_line(conn *c, const token_t *tokens, size_t ntokens)
     return true;
 }
 
+/* The checks mg, md and ma open with: the line, the flags (a bad one is
+ * answered with flag_error, or with the parser's own message when
+ * flag_error is NULL, as memcached's mg does) and the opaques.  False
+ * when the request has been answered. */
+static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
+                              struct meta_flags *of, const char *flag_error)
+{
+    const char *errstr;
+
+    if (!meta_check_line(c, tokens, ntokens)) {
+        return false;
+    }
+    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, of, &errstr)) {
+        out_errstring(c, flag_error != NULL ? flag_error : errstr);
+        return false;
+    }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
+        out_errstring(c, "CLIENT_ERROR opaque token too long");
+        return false;
+    }
+    return true;
+}
+
 /* ---- mg ---- */
 
 /* Create the empty placeholder item that N asks for on a miss.  Returns a
@@ -396,7 +419,6 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
 static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
 {
     struct meta_flags of;
-    const char *errstr;
     const char *key;
     size_t nkey;
     item *it;
@@ -406,15 +428,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     bool ttl_set = false;
     line_t l;
 
-    if (!meta_check_line(c, tokens, ntokens)) {
-        return;
-    }
-    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
-        out_errstring(c, errstr);
-        return;
-    }
-    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
-        out_errstring(c, "CLIENT_ERROR opaque token too long");
+    if (!meta_open_request(c, tokens, ntokens, &of, NULL)) {
         return;
     }
     key = tokens[KEY_TOKEN].value;
@@ -662,7 +676,6 @@ void complete_mset(conn *c, item *it)
 static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
 {
     struct meta_flags of;
-    const char *errstr;
     const char *key;
     size_t nkey;
     item *it;
@@ -670,15 +683,8 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
     uint64_t hv;
     line_t l;
 
-    if (!meta_check_line(c, tokens, ntokens)) {
-        return;
-    }
-    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
-        out_errstring(c, "CLIENT_ERROR invalid or duplicate flag");
-        return;
-    }
-    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
-        out_errstring(c, "CLIENT_ERROR opaque token too long");
+    if (!meta_open_request(c, tokens, ntokens, &of,
+                           "CLIENT_ERROR invalid or duplicate flag")) {
         return;
     }
     key = tokens[KEY_TOKEN].value;
@@ -732,7 +738,6 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
                                         size_t ntokens)
 {
     struct meta_flags of;
-    const char *errstr;
     const char *key;
     size_t nkey;
     char number[INCR_MAX_STORAGE_LEN + 1];
@@ -742,15 +747,8 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
     item *it = NULL;
     line_t l;
 
-    if (!meta_check_line(c, tokens, ntokens)) {
-        return;
-    }
-    if (!meta_parse_flags(tokens, KEY_TOKEN + 1, &of, &errstr)) {
-        out_errstring(c, "CLIENT_ERROR invalid or duplicate flag");
-        return;
-    }
-    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
-        out_errstring(c, "CLIENT_ERROR opaque token too long");
+    if (!meta_open_request(c, tokens, ntokens, &of,
+                           "CLIENT_ERROR invalid or duplicate flag")) {
         return;
     }
     switch (of.mode) {
