@@ -396,6 +396,13 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
 
 /* ---- dispatch ---- */
 
+/* Is the command token word?  Length first, then the bytes: the compiler
+ * turns each comparison with a literal into a few instructions, where a
+ * call to strcmp per candidate would cost every request dozens. */
+#define COMMAND_IS(tok, word) \
+    ((tok)->length == sizeof(word) - 1 \
+     && memcmp((tok)->value, (word), sizeof(word) - 1) == 0)
+
 /* Token-count gates: memcached answers a wrong count with plain ERROR. */
 static bool tokens_between(conn *c, size_t ntokens, size_t lo, size_t hi)
 {
@@ -420,18 +427,18 @@ static void dispatch_storage(conn *c, token_t *tokens, size_t ntokens,
 
 static void dispatch_get_family(conn *c, token_t *tokens, size_t ntokens)
 {
-    const char *cmd = tokens[COMMAND_TOKEN].value;
+    const token_t *cmd = &tokens[COMMAND_TOKEN];
 
     if (!tokens_between(c, ntokens, 3, MAX_TOKENS)) {
         return;
     }
-    if (strcmp(cmd, "get") == 0) {
+    if (COMMAND_IS(cmd, "get")) {
         process_get_command(c, tokens, false, false);
-    } else if (strcmp(cmd, "gets") == 0) {
+    } else if (COMMAND_IS(cmd, "gets")) {
         process_get_command(c, tokens, true, false);
-    } else if (strcmp(cmd, "gat") == 0) {
+    } else if (COMMAND_IS(cmd, "gat")) {
         process_get_command(c, tokens, false, true);
-    } else if (strcmp(cmd, "gats") == 0) {
+    } else if (COMMAND_IS(cmd, "gats")) {
         process_get_command(c, tokens, true, true);
     } else {
         out_string(c, "ERROR");
@@ -441,34 +448,34 @@ static void dispatch_get_family(conn *c, token_t *tokens, size_t ntokens)
 /* Commands whose first letter is not enough to route them. */
 static void dispatch_other(conn *c, token_t *tokens, size_t ntokens)
 {
-    const char *cmd = tokens[COMMAND_TOKEN].value;
+    const token_t *cmd = &tokens[COMMAND_TOKEN];
 
-    if (strcmp(cmd, "flush_all") == 0) {
+    if (COMMAND_IS(cmd, "flush_all")) {
         if (tokens_between(c, ntokens, 2, 4)) {
             process_flush_all_command(c, tokens, ntokens);
         }
-    } else if (strcmp(cmd, "version") == 0) {
+    } else if (COMMAND_IS(cmd, "version")) {
         out_string(c, "VERSION " MEMCACHED_COMPAT_VERSION);
-    } else if (strcmp(cmd, "quit") == 0) {
+    } else if (COMMAND_IS(cmd, "quit")) {
         /* flush what earlier commands answered, then hang up without
          * reading anything further */
         conn_close_after_write(c);
         conn_set_state(c, conn_write);
-    } else if (strcmp(cmd, "lru_crawler") == 0) {
+    } else if (COMMAND_IS(cmd, "lru_crawler")) {
         process_lru_crawler_command(c, tokens, ntokens);
-    } else if (strcmp(cmd, "watch") == 0) {
+    } else if (COMMAND_IS(cmd, "watch")) {
         /* no log watchers in tiercached */
         out_string(c, "CLIENT_ERROR watch commands not allowed");
-    } else if (strcmp(cmd, "verbosity") == 0) {
+    } else if (COMMAND_IS(cmd, "verbosity")) {
         if (tokens_between(c, ntokens, 3, 4)) {
             process_verbosity_command(c, tokens, ntokens);
         }
-    } else if (strcmp(cmd, "lru") == 0) {
+    } else if (COMMAND_IS(cmd, "lru")) {
         if (tokens_between(c, ntokens, 3, MAX_TOKENS)) {
             process_lru_command(c, tokens, ntokens);
         }
 #ifdef MEMCACHED_DEBUG
-    } else if (strcmp(cmd, "misbehave") == 0) {
+    } else if (COMMAND_IS(cmd, "misbehave")) {
         process_misbehave_command(c);
 #endif
     } else if (strncmp(tokens[ntokens - 2].value, "HTTP/", 5) == 0) {
@@ -483,7 +490,7 @@ void process_command_ascii(conn *c, char *command, size_t len)
 {
     token_t tokens[MAX_TOKENS];
     size_t ntokens;
-    const char *cmd;
+    const token_t *cmd;
 
     (void)len;
     c->noreply = false;
@@ -496,50 +503,51 @@ void process_command_ascii(conn *c, char *command, size_t len)
         out_string(c, "ERROR");
         return;
     }
-    cmd = tokens[COMMAND_TOKEN].value;
+    cmd = &tokens[COMMAND_TOKEN];
 
-    if (cmd[0] == 'm' && tokens[COMMAND_TOKEN].length == 2) {
+    if (cmd->value[0] == 'm' && cmd->length == 2) {
         process_meta_family(c, tokens, ntokens);
-    } else if (cmd[0] == 'g') {
+    } else if (cmd->value[0] == 'g') {
         dispatch_get_family(c, tokens, ntokens);
-    } else if (strcmp(cmd, "set") == 0) {
+    } else if (COMMAND_IS(cmd, "set")) {
         dispatch_storage(c, tokens, ntokens, NREAD_SET);
-    } else if (strcmp(cmd, "add") == 0) {
+    } else if (COMMAND_IS(cmd, "add")) {
         dispatch_storage(c, tokens, ntokens, NREAD_ADD);
-    } else if (strcmp(cmd, "replace") == 0) {
+    } else if (COMMAND_IS(cmd, "replace")) {
         dispatch_storage(c, tokens, ntokens, NREAD_REPLACE);
-    } else if (strcmp(cmd, "append") == 0) {
+    } else if (COMMAND_IS(cmd, "append")) {
         dispatch_storage(c, tokens, ntokens, NREAD_APPEND);
-    } else if (strcmp(cmd, "prepend") == 0) {
+    } else if (COMMAND_IS(cmd, "prepend")) {
         dispatch_storage(c, tokens, ntokens, NREAD_PREPEND);
-    } else if (strcmp(cmd, "cas") == 0) {
+    } else if (COMMAND_IS(cmd, "cas")) {
         dispatch_storage(c, tokens, ntokens, NREAD_CAS);
-    } else if (strcmp(cmd, "stats") == 0) {
+    } else if (COMMAND_IS(cmd, "stats")) {
         process_stat(c, tokens, ntokens);
-    } else if (strcmp(cmd, "shutdown") == 0) {
+    } else if (COMMAND_IS(cmd, "shutdown")) {
         process_shutdown_command(c, tokens, ntokens);
-    } else if (strcmp(cmd, "slabs") == 0) {
+    } else if (COMMAND_IS(cmd, "slabs")) {
         process_slabs_command(c, tokens, ntokens);
-    } else if (strcmp(cmd, "cache_memlimit") == 0) {
+    } else if (COMMAND_IS(cmd, "cache_memlimit")) {
         if (tokens_between(c, ntokens, 3, 4)) {
             process_memlimit_command(c, tokens, ntokens);
         }
-    } else if (strcmp(cmd, "incr") == 0 || strcmp(cmd, "decr") == 0) {
+    } else if (COMMAND_IS(cmd, "incr") || COMMAND_IS(cmd, "decr")) {
         if (tokens_between(c, ntokens, 4, 5)) {
-            process_arithmetic_command(c, tokens, ntokens, cmd[0] == 'i');
+            process_arithmetic_command(c, tokens, ntokens,
+                                       cmd->value[0] == 'i');
         }
-    } else if (strcmp(cmd, "delete") == 0) {
+    } else if (COMMAND_IS(cmd, "delete")) {
         if (tokens_between(c, ntokens, 3, 5)) {
             process_delete_command(c, tokens, ntokens);
         }
-    } else if (strcmp(cmd, "touch") == 0) {
+    } else if (COMMAND_IS(cmd, "touch")) {
         if (tokens_between(c, ntokens, 4, 5)) {
             process_touch_command(c, tokens, ntokens);
         }
 #ifdef MEMCACHED_DEBUG
-    } else if (strcmp(cmd, "debugtime") == 0) {
+    } else if (COMMAND_IS(cmd, "debugtime")) {
         process_debugtime_command(c, tokens);
-    } else if (strcmp(cmd, "debugfail") == 0) {
+    } else if (COMMAND_IS(cmd, "debugfail")) {
         process_debugfail_command(c, tokens);
 #endif
     } else {
