@@ -60,7 +60,7 @@ void unit_settings_defaults(void)
     settings.lru_crawler = false;
     settings.lru_crawler_sleep = 0;
     settings.lru_crawler_tocrawl = 0;
-    /* memcached.c's tier defaults; no N-zone */
+    /* settings.c's tier defaults; no N-zone */
     nvm_config_init(&settings.nvm);
     settings.tier_policy = TIER_POLICY_HMCACHED;
     settings.tier_placement = TIER_PLACE_DRAM_FIRST;
