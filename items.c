@@ -987,7 +987,7 @@ void storage_init(void)
     if (tiering) {
         migrate_init(slabs_largest_clsid());
         clock_nvm_init(&clock_ops);
-        active_policy = tier_policy_of(settings.tier_policy);
+        active_policy = tier_policy_of(settings.tier.policy);
         tier_policy_init(active_policy, &policy_engine);
         if (tier_reassign_init(&reassign_engine) != 0) {
             fprintf(stderr, "tier_reassign: out of memory for the counter "

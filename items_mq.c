@@ -58,7 +58,7 @@ static bool is_placeholder(const item *it)
 
 void mq_init(void)
 {
-    nqueues = settings.tier_mq_queues;
+    nqueues = settings.tier.mq_queues;
     if (nqueues == 0) {
         nqueues = MQ_QUEUES_DEFAULT;
     } else if (nqueues > MQ_QUEUES_MAX) {

@@ -1,7 +1,7 @@
 /*
  * items_mq.h: multi-queue replacement for D-zone items (items_mq.c).
  *
- * Each slab class keeps Q LRU queues, Q = settings.tier_mq_queues (1 to
+ * Each slab class keeps Q LRU queues, Q = settings.tier.mq_queues (1 to
  * MQ_QUEUES_MAX, 8 by default as in the paper).  An item whose access
  * counter lies in [2^i, 2^(i+1)) belongs in queue i (counters 0 and 1 in
  * queue 0, everything from 2^(Q-1) up in the last queue).  A hit moves the
@@ -35,7 +35,7 @@
  * examines a few tail items before giving up on an LRU. */
 #define MQ_TAIL_SEARCH 5
 
-/* Q from settings.tier_mq_queues (0 means MQ_QUEUES_DEFAULT). */
+/* Q from settings.tier.mq_queues (0 means MQ_QUEUES_DEFAULT). */
 void mq_init(void);
 /* Q, the number of queues per class in use. */
 unsigned int mq_queues(void);

@@ -292,7 +292,7 @@ static bool inflight_admits(LIBEVENT_THREAD *t, size_t ntotal)
 {
     uint64_t held = atomic_load_explicit(&t->tier_inflight_bytes,
                                          memory_order_relaxed);
-    uint64_t limit = settings.tier_inflight_limit;
+    uint64_t limit = settings.tier.inflight_limit;
     if (limit == 0 || held == 0 || held + ntotal <= limit) {
         return true;
     }

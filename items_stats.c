@@ -341,12 +341,12 @@ void tier_stats(ADD_STAT add_stats, void *c)
     uint64_t index_bytes = assoc_index_bytes();
 
     append_stat("tier_policy", add_stats, c, "%s",
-                tier_policy_name(settings.tier_policy));
+                tier_policy_name(settings.tier.policy));
     append_stat("tier_placement", add_stats, c, "%s",
-                settings.tier_placement == TIER_PLACE_NVM ? "nvm"
+                settings.tier.placement == TIER_PLACE_NVM ? "nvm"
                                                           : "dram_first");
     append_stat("tier_promote", add_stats, c, "%s",
-                settings.tier_promote_async ? "async" : "sync");
+                settings.tier.promote_async ? "async" : "sync");
     STAT_U64("d_zone_limit", sl.mem_limit);
     STAT_U64("n_zone_limit", tt.zone_limit);
     STAT_U64("d_zone_used", sl.total_malloced);

@@ -118,7 +118,7 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
 void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap)
 {
     /* a header-only snapshot has no value to promote from */
-    if (!settings.tier_promote_async && !heap_meta(snap)->header_only) {
+    if (!settings.tier.promote_async && !heap_meta(snap)->header_only) {
         item *d = slabs_alloc(ITEM_ntotal(snap), snap->slabs_clsid);
         if (d != NULL) {
             do_promote(locp, snap, d);

@@ -8,7 +8,7 @@
  *     the paper's per-epoch decay (the items and their counters belong to
  *     the storage engine, which calls these under its item lock);
  *   - the decay epoch, advanced by migrate_tick() every
- *     settings.tier_decay_period storage requests (tier_requests.c sums
+ *     settings.tier.decay_period storage requests (tier_requests.c sums
  *     the workers' stats.tier_requests, which the engine counts: every
  *     storage request, hit or miss);
  *   - per slab class: the migration threshold (Algorithm 1, hill climbing
@@ -338,9 +338,9 @@ void migrate_init(unsigned int nclasses)
         nclasses = MAX_NUMBER_OF_SLAB_CLASSES - 1;
     }
     mig.nclasses = nclasses;
-    mig.threshold_max = threshold_max_for_queues(settings.tier_mq_queues);
+    mig.threshold_max = threshold_max_for_queues(settings.tier.mq_queues);
     for (unsigned int c = 0; c < MAX_NUMBER_OF_SLAB_CLASSES; c++) {
-        class_init(c, settings.tier_threshold_init, mig.threshold_max);
+        class_init(c, settings.tier.threshold_init, mig.threshold_max);
     }
     atomic_store(&mig.epoch, 0);
     mig.epoch_start_requests = tier_requests_total();
@@ -549,7 +549,7 @@ void migrate_set_engine(const struct migrate_engine *engine)
 static unsigned int advance_epochs(void)
 {
     unsigned int promoted = 0;
-    uint64_t period = settings.tier_decay_period;
+    uint64_t period = settings.tier.decay_period;
     if (period == 0) {
         return 0;
     }
@@ -597,7 +597,7 @@ static void adjust_class(unsigned int clsid)
         cs->period_start_n = 0;
     }
     uint64_t served = (d - cs->period_start_d) + (n - cs->period_start_n);
-    if (served < settings.tier_adjust_period) {
+    if (served < settings.tier.adjust_period) {
         return;
     }
     uint64_t promotions = atomic_load_explicit(&cs->promotions,
@@ -624,7 +624,7 @@ static void adjust_class(unsigned int clsid)
 
 static void adjust_thresholds(void)
 {
-    if (settings.tier_adjust_period == 0) {
+    if (settings.tier.adjust_period == 0) {
         return;
     }
     for (unsigned int c = POWER_SMALLEST; c <= mig.nclasses; c++) {

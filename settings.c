@@ -86,17 +86,17 @@ void settings_init(void)
     settings.slab_automove_freeratio = 0.01;
     settings.hash_algorithm = "murmur3";
     nvm_config_init(&settings.nvm);
-    settings.tier_policy = TIER_POLICY_HMCACHED;
-    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
-    settings.tier_promote_async = true;
-    settings.tier_threshold_init = 4;
-    settings.tier_adjust_period = 100000;
-    settings.tier_decay_period = 1000000;
-    settings.tier_mq_queues = 8;
-    settings.tier_reassign = TIER_REASSIGN_DP;
-    settings.tier_reassign_period = 1000000;
-    settings.tier_reassign_rate = 4;
-    settings.tier_inflight_limit = 16 * 1024 * 1024;
+    settings.tier.policy = TIER_POLICY_HMCACHED;
+    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier.promote_async = true;
+    settings.tier.threshold_init = 4;
+    settings.tier.adjust_period = 100000;
+    settings.tier.decay_period = 1000000;
+    settings.tier.mq_queues = 8;
+    settings.tier.reassign = TIER_REASSIGN_DP;
+    settings.tier.reassign_period = 1000000;
+    settings.tier.reassign_rate = 4;
+    settings.tier.inflight_limit = 16 * 1024 * 1024;
 }
 
 static void usage(void)
@@ -332,12 +332,12 @@ static bool parse_tier_subopt(const char *name, const char *val)
                 "(got %s)", val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_policy") == 0) {
-        settings.tier_policy = parse_tier_policy(val);
+        settings.tier.policy = parse_tier_policy(val);
     } else if (strcmp(name, "tier_placement") == 0) {
         if (val != NULL && strcmp(val, "nvm") == 0) {
-            settings.tier_placement = TIER_PLACE_NVM;
+            settings.tier.placement = TIER_PLACE_NVM;
         } else if (val != NULL && strcmp(val, "dram_first") == 0) {
-            settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+            settings.tier.placement = TIER_PLACE_DRAM_FIRST;
         } else {
             die("tier_placement must be nvm or dram_first");
         }
@@ -345,33 +345,33 @@ static bool parse_tier_subopt(const char *name, const char *val)
         if (val == NULL || (strcmp(val, "sync") && strcmp(val, "async"))) {
             die("tier_promote must be sync or async");
         }
-        settings.tier_promote_async = strcmp(val, "async") == 0;
+        settings.tier.promote_async = strcmp(val, "async") == 0;
     } else if (strcmp(name, "tier_threshold") == 0) {
-        settings.tier_threshold_init = tier_u32_at_least_1(name, val);
+        settings.tier.threshold_init = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_adjust_period") == 0) {
-        settings.tier_adjust_period = tier_u32_at_least_1(name, val);
+        settings.tier.adjust_period = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_decay_period") == 0) {
-        settings.tier_decay_period = tier_u32_at_least_1(name, val);
+        settings.tier.decay_period = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_mq_queues") == 0) {
-        settings.tier_mq_queues = tier_u32_at_least_1(name, val);
-        if (settings.tier_mq_queues > 16) {
+        settings.tier.mq_queues = tier_u32_at_least_1(name, val);
+        if (settings.tier.mq_queues > 16) {
             die("tier_mq_queues must be between 1 and 16");
         }
     } else if (strcmp(name, "tier_reassign") == 0) {
-        if (!tier_reassign_parse(val, &settings.tier_reassign)) {
+        if (!tier_reassign_parse(val, &settings.tier.reassign)) {
             die("tier_reassign must be one of dp, greedy, psa, none "
                 "(got %s)", val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_reassign_period") == 0) {
-        settings.tier_reassign_period = tier_u32_at_least_1(name, val);
+        settings.tier.reassign_period = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_reassign_rate") == 0) {
-        settings.tier_reassign_rate = subopt_u32(name, val);
-        if (settings.tier_reassign_rate > 256) {
+        settings.tier.reassign_rate = subopt_u32(name, val);
+        if (settings.tier.reassign_rate > 256) {
             die("tier_reassign_rate must be between 0 and 256");
         }
     } else if (strcmp(name, "tier_inflight_limit") == 0) {
         if (val == NULL
-                || !nvm_parse_size(val, &settings.tier_inflight_limit)) {
+                || !nvm_parse_size(val, &settings.tier.inflight_limit)) {
             die("tier_inflight_limit must be a size such as 16m (got %s)",
                 val ? val : "nothing");
         }
@@ -707,14 +707,14 @@ static void check_tier_settings(void)
     if ((nc->path != NULL || nc->have_node) && nc->size == 0) {
         die("nvm_path/nvm_node need nvm_size= (how much of it to use)");
     }
-    if (nc->size == 0 && settings.tier_policy != TIER_POLICY_HMCACHED &&
-        settings.tier_policy != TIER_POLICY_DRAM) {
+    if (nc->size == 0 && settings.tier.policy != TIER_POLICY_HMCACHED &&
+        settings.tier.policy != TIER_POLICY_DRAM) {
         die("tier_policy=%s needs an N-zone: give nvm_size=",
-            tier_policy_name(settings.tier_policy));
+            tier_policy_name(settings.tier.policy));
     }
-    if (settings.tier_threshold_init > (1u << settings.tier_mq_queues)) {
+    if (settings.tier.threshold_init > (1u << settings.tier.mq_queues)) {
         die("tier_threshold must be at most 2^tier_mq_queues (%u)",
-            1u << settings.tier_mq_queues);
+            1u << settings.tier.mq_queues);
     }
 }
 

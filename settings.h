@@ -14,34 +14,12 @@
 #include "clock.h"
 #include "listen.h"
 #include "nvm.h"
+#include "tier_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* tier_policy=: which placement and migration rules run (doc/tiering.md) */
-enum tier_policy {
-    TIER_POLICY_HMCACHED = 0,    /* HMCached: hotness-driven migration */
-    TIER_POLICY_UNI,             /* HM-UNI: placement by capacity, no moves */
-    TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
-    TIER_POLICY_DRAM,            /* N-zone unused */
-    TIER_POLICY_NVM,             /* every item in the N-zone */
-    TIER_POLICY_DUALLRU          /* Fogcached: segmented LRU in each zone */
-};
-
-/* tier_placement=: where a new key is stored */
-enum tier_placement {
-    TIER_PLACE_DRAM_FIRST = 0,   /* D while it has free chunks, else N */
-    TIER_PLACE_NVM               /* the paper: N first */
-};
-
-/* tier_reassign=: how D pages move between slab classes (tier_reassign.c) */
-enum tier_reassign {
-    TIER_REASSIGN_DP = 0,        /* HMCached: optimal split by DP */
-    TIER_REASSIGN_GREEDY,        /* the same optimum by marginal gain */
-    TIER_REASSIGN_PSA,           /* Carra & Michiardi: by misses per page */
-    TIER_REASSIGN_NONE           /* calcified: pages never move */
-};
 enum protocol { ascii_prot = 3, binary_prot, negotiating_prot };
 
 struct settings {
@@ -102,18 +80,7 @@ struct settings {
 
     /* the N-zone and its policies (-o nvm_*, tier_*; doc/tiering.md) */
     struct nvm_config nvm;        /* nvm.size == 0: no N-zone */
-    enum tier_policy tier_policy;
-    enum tier_placement tier_placement;
-    bool tier_promote_async;      /* tier_promote=async */
-    uint32_t tier_threshold_init; /* tier_threshold */
-    uint32_t tier_adjust_period;  /* requests to a class per adjustment */
-    uint64_t tier_decay_period;   /* requests per decay epoch */
-    uint32_t tier_mq_queues;      /* MQ queues per class (Q) */
-    enum tier_reassign tier_reassign;
-    uint64_t tier_reassign_period;/* requests per reassignment period */
-    uint32_t tier_reassign_rate;  /* page moves per period at most */
-    size_t tier_inflight_limit;   /* bytes of N values in flight to clients
-                                   * per worker thread (items.c) */
+    struct tier_config tier;      /* tier_config.h */
 };
 
 
@@ -124,7 +91,7 @@ const char *tier_policy_name(enum tier_policy p);
 bool tier_policy_by_name(const char *name, enum tier_policy *out);
 static inline bool tier_enabled(void)
 {
-    return settings.nvm.size > 0 && settings.tier_policy != TIER_POLICY_DRAM;
+    return settings.nvm.size > 0 && settings.tier.policy != TIER_POLICY_DRAM;
 }
 
 /* Start-up, main thread, in this order: memcached's defaults, then the

@@ -324,24 +324,24 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     append_stat("nvm_emulate", add_stats, c, "%u:%u", nc->emulate_read_ns,
                 nc->emulate_write_ns);
     append_stat("tier_policy", add_stats, c, "%s",
-                tier_policy_name(settings.tier_policy));
+                tier_policy_name(settings.tier.policy));
     append_stat("tier_placement", add_stats, c, "%s",
-                settings.tier_placement == TIER_PLACE_NVM ? "nvm"
+                settings.tier.placement == TIER_PLACE_NVM ? "nvm"
                                                           : "dram_first");
     append_stat("tier_promote", add_stats, c, "%s",
-                settings.tier_promote_async ? "async" : "sync");
+                settings.tier.promote_async ? "async" : "sync");
     append_stat("tier_threshold", add_stats, c, "%u",
-                settings.tier_threshold_init);
+                settings.tier.threshold_init);
     append_stat("tier_adjust_period", add_stats, c, "%u",
-                settings.tier_adjust_period);
-    APPEND_U64("tier_decay_period", settings.tier_decay_period);
-    append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier_mq_queues);
+                settings.tier.adjust_period);
+    APPEND_U64("tier_decay_period", settings.tier.decay_period);
+    append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier.mq_queues);
     append_stat("tier_reassign", add_stats, c, "%s",
-                tier_reassign_name(settings.tier_reassign));
-    APPEND_U64("tier_reassign_period", settings.tier_reassign_period);
+                tier_reassign_name(settings.tier.reassign));
+    APPEND_U64("tier_reassign_period", settings.tier.reassign_period);
     append_stat("tier_reassign_rate", add_stats, c, "%u",
-                settings.tier_reassign_rate);
-    APPEND_U64("tier_inflight_limit", settings.tier_inflight_limit);
+                settings.tier.reassign_rate);
+    APPEND_U64("tier_inflight_limit", settings.tier.inflight_limit);
 }
 
 void stats_reset(void)

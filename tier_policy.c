@@ -3,7 +3,7 @@
  * also names them (the tier_policy option, stats), and the placement
  * rules several of them share.
  *
- * The registry maps `-o tier_policy=` (settings.tier_policy) to its
+ * The registry maps `-o tier_policy=` (settings.tier.policy) to its
  * policy; the engine (items.c) asks once, at start-up.  No lock: the table
  * is constant and tier_engine_ops is written once before any worker or
  * background thread starts.
@@ -71,7 +71,7 @@ bool tier_place_by_key_zone(const struct placement_query *q, item **chunk)
     if (zone == KEY_ZONE_D) {
         return false;
     }
-    if (settings.tier_placement == TIER_PLACE_NVM) {
+    if (settings.tier.placement == TIER_PLACE_NVM) {
         return true;
     }
     *chunk = tier_engine_ops->free_d_chunk(q);
@@ -80,5 +80,5 @@ bool tier_place_by_key_zone(const struct placement_query *q, item **chunk)
 
 bool tier_place_by_option(const struct placement_query *q, item **chunk)
 {
-    return settings.tier_placement == TIER_PLACE_NVM;
+    return settings.tier.placement == TIER_PLACE_NVM;
 }

@@ -112,7 +112,7 @@ struct tier_policy_ops {
     unsigned int hot_first;
 };
 
-/* The policy of settings.tier_policy (tier_policy.c). */
+/* The policy of settings.tier.policy (tier_policy.c). */
 const struct tier_policy_ops *tier_policy_of(enum tier_policy p);
 
 /* Placement rules more than one policy uses (tier_policy.c). */

@@ -7,15 +7,15 @@
  * Owns:
  *   - which histogram slot each thread writes (tier_reassign_slot, one
  *     thread-local word) and whether anybody notes (tier_reassign_noting);
- *   - the reassignment period: settings.tier_reassign_period storage
+ *   - the reassignment period: settings.tier.reassign_period storage
  *     requests (tier_requests_total(), tier_requests.c: the clock of
  *     every other tier period), measured by the tier thread;
- *   - the plan of the last period (at most settings.tier_reassign_rate
+ *   - the plan of the last period (at most settings.tier.reassign_rate
  *     moves) and its hand-over, one move at a time, to slabs.c's page
  *     mover (slabs_reassign, the thread behind `slabs reassign`);
  *   - the figures `stats tier` and `stats tier classes` print.
  *
- * Policies (settings.tier_reassign):
+ * Policies (settings.tier.reassign):
  *   - dp, greedy: reassign_period() on the counter histograms: the split of
  *     the D pages maximising Equation 3, reached by rate-limited single
  *     page moves, held back unless the optimum beats the current split by
@@ -134,8 +134,8 @@ void tier_reassign_thread_role(enum tier_reassign_role role)
 
 static bool policy_notes(void)
 {
-    return settings.tier_reassign == TIER_REASSIGN_DP
-        || settings.tier_reassign == TIER_REASSIGN_GREEDY;
+    return settings.tier.reassign == TIER_REASSIGN_DP
+        || settings.tier.reassign == TIER_REASSIGN_GREEDY;
 }
 
 int tier_reassign_init(const struct tier_reassign_engine *engine)
@@ -143,7 +143,7 @@ int tier_reassign_init(const struct tier_reassign_engine *engine)
     tier_reassign_shutdown();
     memset(&ra, 0, sizeof(ra));
     ra.engine = *engine;
-    ra.active = settings.tier_reassign != TIER_REASSIGN_NONE;
+    ra.active = settings.tier.reassign != TIER_REASSIGN_NONE;
     if (policy_notes()) {
         if (reassign_init((unsigned)settings.num_threads) != 0) {
             ra.active = false;
@@ -217,8 +217,8 @@ static void cost_model(struct reassign_cost_model *cm)
 
 static unsigned int plan_rate(void)
 {
-    return settings.tier_reassign_rate < PLAN_MAX
-        ? settings.tier_reassign_rate : PLAN_MAX;
+    return settings.tier.reassign_rate < PLAN_MAX
+        ? settings.tier.reassign_rate : PLAN_MAX;
 }
 
 static void period_optimal(const struct reassign_class_input *in,
@@ -228,7 +228,7 @@ static void period_optimal(const struct reassign_class_input *in,
     reassign_params_default(&p);
     cost_model(&p.cost);
     p.plan.max_moves = plan_rate();
-    p.use_greedy = settings.tier_reassign == TIER_REASSIGN_GREEDY;
+    p.use_greedy = settings.tier.reassign == TIER_REASSIGN_GREEDY;
     int moves = reassign_period(in, n, &p, ra.plan);
     ra.plan_len = moves > 0 ? (unsigned int)moves : 0;
     for (unsigned int id = 0; id < n; id++) {
@@ -281,7 +281,7 @@ static void run_period(void)
     struct reassign_class_input in[REASSIGN_MAX_CLASSES];
     unsigned int n = class_inputs(in);
     ra.plan_len = ra.plan_next = 0;
-    if (settings.tier_reassign == TIER_REASSIGN_PSA) {
+    if (settings.tier.reassign == TIER_REASSIGN_PSA) {
         period_psa(in, n);
     } else {
         period_optimal(in, n);
@@ -300,7 +300,7 @@ void tier_reassign_tick(void)
         ra.period_start = now;      /* `stats reset`: restart the period */
         return;
     }
-    if (now - ra.period_start < settings.tier_reassign_period) {
+    if (now - ra.period_start < settings.tier.reassign_period) {
         return;
     }
     struct slabs_totals sl;
@@ -320,7 +320,7 @@ void tier_reassign_stats(ADD_STAT add_stats, void *c)
     struct reassign_stats rs;
     reassign_stats_get(&rs);
     append_stat("reassign_policy", add_stats, c, "%s",
-                tier_reassign_name(settings.tier_reassign));
+                tier_reassign_name(settings.tier.reassign));
     append_stat("reassign_periods", add_stats, c, "%llu",
                 (unsigned long long)atomic_load(&ra.periods));
     append_stat("reassign_moves", add_stats, c, "%llu",

@@ -9,8 +9,8 @@
  *     and every item that enters or leaves a class, through
  *     tier_reassign_note() into the calling thread's histogram slot;
  *   - the tier thread calls tier_reassign_tick(): once per
- *     settings.tier_reassign_period storage requests it plans at most
- *     settings.tier_reassign_rate page moves by settings.tier_reassign,
+ *     settings.tier.reassign_period storage requests it plans at most
+ *     settings.tier.reassign_rate page moves by settings.tier.reassign,
  *     and hands them one at a time to slabs.c's page mover (the thread
  *     behind `slabs reassign`), which demotes the moved page's items
  *     (items.c).

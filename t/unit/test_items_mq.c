@@ -264,21 +264,21 @@ static void test_cursor(void)
     }
 }
 
-/* Q comes from settings.tier_mq_queues: counters saturate in queue Q-1. */
+/* Q comes from settings.tier.mq_queues: counters saturate in queue Q-1. */
 static void test_levels_from_settings(void)
 {
-    settings.tier_mq_queues = 4;
+    settings.tier.mq_queues = 4;
     mq_init();
     ok(mq_queues() == 4, "tier_mq_queues=4 gives 4 queues");
     ok(mq_level_for_counter(4) == 2 && mq_level_for_counter(7) == 2,
        "counters 4..7 still sit in queue 2");
     ok(mq_level_for_counter(8) == 3 && mq_level_for_counter(65535) == 3,
        "from 2^(Q-1) = 8 up everything is in the last queue, 3");
-    settings.tier_mq_queues = 16;
+    settings.tier.mq_queues = 16;
     mq_init();
     ok(mq_queues() == 16 && mq_level_for_counter(32768) == 15
        && mq_level_for_counter(32767) == 14, "tier_mq_queues=16: 16 queues");
-    settings.tier_mq_queues = 8;
+    settings.tier.mq_queues = 8;
     mq_init();
     ok(mq_queues() == 8 && mq_level_for_counter(128) == 7,
        "back to the default 8");

@@ -302,15 +302,15 @@ static void test_clamps(void)
 
 static void test_threshold_max_from_queues(void)
 {
-    settings.tier_threshold_init = 250;
-    settings.tier_mq_queues = 3;
+    settings.tier.threshold_init = 250;
+    settings.tier.mq_queues = 3;
     migrate_init(4);
     ok(migrate_threshold(1) == 8, "max: 2^3 with 3 queues");
-    settings.tier_mq_queues = 8;
+    settings.tier.mq_queues = 8;
     migrate_init(4);
     ok(migrate_threshold(1) == 250, "max: 255 with 8 queues");
-    settings.tier_threshold_init = 1000;
-    settings.tier_mq_queues = 12;
+    settings.tier.threshold_init = 1000;
+    settings.tier.mq_queues = 12;
     migrate_init(4);
     ok(migrate_threshold(2) == 255, "max: 255 with 12 queues");
     ok(migrate_threshold(MAX_NUMBER_OF_SLAB_CLASSES) == 255,
@@ -368,10 +368,10 @@ static void setup_round(uint64_t decay_period, uint32_t adjust_period)
     memset(&fake, 0, sizeof(fake));
     memset(threads, 0, sizeof(*threads) * NTHREADS);
     settings.num_threads = NTHREADS;
-    settings.tier_decay_period = decay_period;
-    settings.tier_adjust_period = adjust_period;
-    settings.tier_threshold_init = 4;
-    settings.tier_mq_queues = 8;
+    settings.tier.decay_period = decay_period;
+    settings.tier.adjust_period = adjust_period;
+    settings.tier.threshold_init = 4;
+    settings.tier.mq_queues = 8;
     migrate_init(10);
     migrate_set_engine(&fake_engine);
 }
@@ -412,7 +412,7 @@ static void test_epochs(void)
     migrate_get_stats(&ms);
     ok(ms.decay_epochs == 5, "epoch: decay_epochs counts 5");
 
-    settings.tier_decay_period = 0;
+    settings.tier.decay_period = 0;
     add_requests(0, 100000);
     migrate_tick();
     ok(migrate_epoch() == 5, "epoch: period 0 disables decay");
@@ -488,11 +488,11 @@ static void test_periods(void)
     migrate_tick();
     ok(migrate_threshold(11) == 4,
        "period: classes above nclasses are not scanned");
-    settings.tier_adjust_period = 0;
+    settings.tier.adjust_period = 0;
     hit(3, 500, 0);
     migrate_tick();
     ok(migrate_threshold(3) == 3, "period: adjust period 0 disables");
-    settings.tier_adjust_period = 100;
+    settings.tier.adjust_period = 100;
 }
 
 /* ---- promotion queue ---- */

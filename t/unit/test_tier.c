@@ -120,9 +120,9 @@ static char *make_value(size_t n, char seed)
 static void engine_start(size_t dram, size_t nvm, enum tier_policy policy)
 {
     unit_settings_defaults();
-    settings.tier_policy = policy;
+    settings.tier.policy = policy;
     settings.maxbytes = dram;
-    settings.tier_promote_async = false;
+    settings.tier.promote_async = false;
     unit_nvm_open(nvm);
     unit_locks_init(10);
     storage_init();
@@ -199,10 +199,10 @@ static void test_get_lines(void)
 
     /* hmcached, dram_first: a new key goes to D while its class has room */
     engine_start(4 << 20, 16 << 20, TIER_POLICY_HMCACHED);
-    settings.tier_placement = TIER_PLACE_NVM;
+    settings.tier.placement = TIER_PLACE_NVM;
     put("lines:10:1", "in N", 0, 0);
     n = (unsigned int)tier_stat("n_items");
-    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
     put("fresh", "in dram", 0, 0);
     ok(zone_of("fresh", NULL) == 'D', "dram_first places a new key in D");
     /* a new version of an N key also goes to D while there is room */
@@ -305,9 +305,9 @@ static void test_demotion(void)
 static void test_promotion(void)
 {
     engine_start(4 << 20, 16 << 20, TIER_POLICY_HMCACHED);
-    settings.tier_placement = TIER_PLACE_NVM;
+    settings.tier.placement = TIER_PLACE_NVM;
     put("hot", "warm value", 3, 0);
-    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
     ok(zone_of("hot", NULL) == 'N', "hot starts in N (counter 1 from SET)");
     uint32_t threshold = migrate_threshold(slabs_clsid(
         sizeof(item) + 3 + 1 + 12));

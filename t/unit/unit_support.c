@@ -62,13 +62,13 @@ void unit_settings_defaults(void)
     settings.lru_crawler_tocrawl = 0;
     /* settings.c's tier defaults; no N-zone */
     nvm_config_init(&settings.nvm);
-    settings.tier_policy = TIER_POLICY_HMCACHED;
-    settings.tier_placement = TIER_PLACE_DRAM_FIRST;
-    settings.tier_promote_async = true;
-    settings.tier_threshold_init = 4;
-    settings.tier_adjust_period = 100000;
-    settings.tier_decay_period = 1000000;
-    settings.tier_mq_queues = 8;
+    settings.tier.policy = TIER_POLICY_HMCACHED;
+    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
+    settings.tier.promote_async = true;
+    settings.tier.threshold_init = 4;
+    settings.tier.adjust_period = 100000;
+    settings.tier.decay_period = 1000000;
+    settings.tier.mq_queues = 8;
 }
 
 void unit_locks_init(unsigned int power)

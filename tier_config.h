@@ -1,0 +1,53 @@
+/*
+ * tier_config.h: the options of the tiered engine (-o tier_*;
+ * doc/tiering.md "Options"), a struct like nvm.h's struct nvm_config,
+ * embedded in the settings as settings.tier.  Written only at start-up
+ * (settings.c parses and checks them), read everywhere after.
+ */
+#ifndef TIER_CONFIG_H
+#define TIER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* tier_policy=: which placement and migration rules run (doc/tiering.md) */
+enum tier_policy {
+    TIER_POLICY_HMCACHED = 0,    /* HMCached: hotness-driven migration */
+    TIER_POLICY_UNI,             /* HM-UNI: placement by capacity, no moves */
+    TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
+    TIER_POLICY_DRAM,            /* N-zone unused */
+    TIER_POLICY_NVM,             /* every item in the N-zone */
+    TIER_POLICY_DUALLRU          /* Fogcached: segmented LRU in each zone */
+};
+
+/* tier_placement=: where a new key is stored */
+enum tier_placement {
+    TIER_PLACE_DRAM_FIRST = 0,   /* D while it has free chunks, else N */
+    TIER_PLACE_NVM               /* the paper: N first */
+};
+
+/* tier_reassign=: how D pages move between slab classes (tier_reassign.c) */
+enum tier_reassign {
+    TIER_REASSIGN_DP = 0,        /* HMCached: optimal split by DP */
+    TIER_REASSIGN_GREEDY,        /* the same optimum by marginal gain */
+    TIER_REASSIGN_PSA,           /* Carra & Michiardi: by misses per page */
+    TIER_REASSIGN_NONE           /* calcified: pages never move */
+};
+
+struct tier_config {
+    enum tier_policy policy;      /* tier_policy */
+    enum tier_placement placement;/* tier_placement */
+    bool promote_async;           /* tier_promote=async */
+    uint32_t threshold_init;      /* tier_threshold */
+    uint32_t adjust_period;       /* requests to a class per adjustment */
+    uint64_t decay_period;        /* requests per decay epoch */
+    uint32_t mq_queues;           /* MQ queues per class (Q) */
+    enum tier_reassign reassign;  /* tier_reassign */
+    uint64_t reassign_period;     /* requests per reassignment period */
+    uint32_t reassign_rate;       /* page moves per period at most */
+    size_t inflight_limit;        /* bytes of N values in flight to clients
+                                   * per worker thread (items_n.c) */
+};
+
+#endif
