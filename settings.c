@@ -86,17 +86,7 @@ void settings_init(void)
     settings.slab_automove_freeratio = 0.01;
     settings.hash_algorithm = "murmur3";
     nvm_config_init(&settings.nvm);
-    settings.tier.policy = TIER_POLICY_HMCACHED;
-    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
-    settings.tier.promote_async = true;
-    settings.tier.threshold_init = 4;
-    settings.tier.adjust_period = 100000;
-    settings.tier.decay_period = 1000000;
-    settings.tier.mq_queues = 8;
-    settings.tier.reassign = TIER_REASSIGN_DP;
-    settings.tier.reassign_period = 1000000;
-    settings.tier.reassign_rate = 4;
-    settings.tier.inflight_limit = 16 * 1024 * 1024;
+    tier_config_init(&settings.tier);
 }
 
 static void usage(void)

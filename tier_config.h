@@ -50,4 +50,8 @@ struct tier_config {
                                    * per worker thread (items_n.c) */
 };
 
+/* The defaults: hmcached, dram_first, async promotion, the options'
+ * documented values (doc/tiering.md "Options"). */
+void tier_config_init(struct tier_config *tc);
+
 #endif

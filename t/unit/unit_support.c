@@ -60,15 +60,9 @@ void unit_settings_defaults(void)
     settings.lru_crawler = false;
     settings.lru_crawler_sleep = 0;
     settings.lru_crawler_tocrawl = 0;
-    /* settings.c's tier defaults; no N-zone */
+    /* the server's tier defaults; no N-zone */
     nvm_config_init(&settings.nvm);
-    settings.tier.policy = TIER_POLICY_HMCACHED;
-    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
-    settings.tier.promote_async = true;
-    settings.tier.threshold_init = 4;
-    settings.tier.adjust_period = 100000;
-    settings.tier.decay_period = 1000000;
-    settings.tier.mq_queues = 8;
+    tier_config_init(&settings.tier);
 }
 
 void unit_locks_init(unsigned int power)

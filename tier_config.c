@@ -1,0 +1,22 @@
+/*
+ * tier_config.c: the defaults of the tier options (tier_config.h), shared
+ * by the server's settings and the unit tests' fixture.  No locks: called
+ * at start-up only.
+ */
+#include "config.h"
+#include "tier_config.h"
+
+void tier_config_init(struct tier_config *tc)
+{
+    tc->policy = TIER_POLICY_HMCACHED;
+    tc->placement = TIER_PLACE_DRAM_FIRST;
+    tc->promote_async = true;
+    tc->threshold_init = 4;
+    tc->adjust_period = 100000;
+    tc->decay_period = 1000000;
+    tc->mq_queues = 8;
+    tc->reassign = TIER_REASSIGN_DP;
+    tc->reassign_period = 1000000;
+    tc->reassign_rate = 4;
+    tc->inflight_limit = 16 * 1024 * 1024;
+}
