@@ -25,6 +25,9 @@ time_t process_started;
 static struct event_base *clock_base;
 static struct event clock_event;
 static struct timespec monotonic_start;
+/* seconds current_time is ahead of the monotonic clock's count since
+ * start-up: 2 (memcached's start), more after clock_resume */
+static int64_t clock_offset = 2;
 #ifdef MEMCACHED_DEBUG
 static _Atomic int64_t clock_shift;
 #endif
@@ -37,8 +40,7 @@ static rel_time_t clock_now(void)
 #ifdef MEMCACHED_DEBUG
     secs += atomic_load(&clock_shift);
 #endif
-    /* memcached starts its clock at 2 so that 0 and 1 stay special */
-    return (rel_time_t)(secs + 2);
+    return (rel_time_t)(secs + clock_offset);
 }
 
 static void clock_handler(evutil_socket_t fd, short which, void *arg)
@@ -57,7 +59,21 @@ static void clock_handler(evutil_socket_t fd, short which, void *arg)
 void clock_init(void)
 {
     clock_gettime(CLOCK_MONOTONIC, &monotonic_start);
-    process_started = time(NULL) - 2;
+    /* memcached starts its clock at 2 so that 0 and 1 stay special */
+    clock_offset = 2;
+    process_started = time(NULL) - clock_offset;
+    current_time = clock_now();
+}
+
+void clock_resume(time_t epoch, rel_time_t last)
+{
+    int64_t since_epoch = (int64_t)time(NULL) - (int64_t)epoch;
+    clock_gettime(CLOCK_MONOTONIC, &monotonic_start);
+    clock_offset = since_epoch > (int64_t)last ? since_epoch : (int64_t)last;
+    if (clock_offset < 2) {
+        clock_offset = 2;
+    }
+    process_started = epoch;
     current_time = clock_now();
 }
 

@@ -24,6 +24,13 @@ rel_time_t realtime(int64_t exptime);
 struct event_base;
 /* Main thread, at start-up: fix process_started and current_time. */
 void clock_init(void);
+/* Start-up, after clock_init and before other threads exist: carry on
+ * the clock of an earlier run whose items are being restored (doc/
+ * restart.md "The clock"): process_started becomes that run's `epoch`
+ * and current_time the later of `now - epoch` and `last`, the earlier
+ * run's last reading, so that restored times keep their meaning and the
+ * clock never runs backwards for them. */
+void clock_resume(time_t epoch, rel_time_t last);
 /* Main thread: tick current_time once a second on `base`. */
 void clock_start(struct event_base *base);
 #ifdef MEMCACHED_DEBUG

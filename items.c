@@ -1017,11 +1017,17 @@ int storage_start_threads(void)
     return rc;
 }
 
-void storage_stop_threads(void)
+static void storage_stop_threads(void)
 {
     tier_thread_stop();
     crawler_stop();
     assoc_stop_expand_thread();
     slabs_stop_rebalance_thread();
+}
+
+void storage_shutdown(bool graceful)
+{
+    storage_stop_threads();
+    (void)graceful;
 }
 

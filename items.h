@@ -71,7 +71,10 @@ enum reassign_result_type {
 /* ---- start-up and shutdown (called from memcached.c main) ---- */
 void storage_init(void);            /* slabs, index, queues from settings */
 int storage_start_threads(void);    /* crawler, index growth, maintainer; 0 = ok */
-void storage_stop_threads(void);
+/* After the workers have stopped: stop the storage threads and, when
+ * `graceful` (SIGUSR1, `shutdown graceful`), leave what a warm restart
+ * needs (doc/restart.md). */
+void storage_shutdown(bool graceful);
 
 /* ---- allocation ----
  * nbytes counts the value plus its trailing "\r\n".

@@ -3,9 +3,10 @@
  *
  * Owns main() and the start-up order (settings, limits, privileges, the
  * N-zone, daemonizing, the clock, storage and its threads, the workers,
- * signals, listeners), shutdown on SIGTERM/SIGINT (and `shutdown` with
- * -A), and the globals no single module owns: the server counters `stats`
- * and the opened N-zone `nvm_zone`.
+ * signals, listeners), shutdown on SIGTERM/SIGINT and graceful shutdown
+ * on SIGUSR1 (both also by `shutdown [graceful]` with -A), and the
+ * globals no single module owns: the server counters `stats` and the
+ * opened N-zone `nvm_zone`.
  *
  * Locks: stats_lock guards `stats` (struct server_stats).  Everything
  * else here runs on the main thread.
@@ -47,16 +48,23 @@ static struct event_base *main_base;
 
 static struct event sigterm_event;
 static struct event sigint_event;
+static struct event sigusr1_event;
+/* set by SIGUSR1 (and `shutdown graceful`), read by main after the loop */
+static bool stop_graceful;
 
-void server_shutdown(void)
+/* memcached's `shutdown` raises SIGINT, `shutdown graceful` SIGUSR1 */
+void server_shutdown(bool graceful)
 {
-    kill(getpid(), SIGTERM);
+    kill(getpid(), graceful ? SIGUSR1 : SIGINT);
 }
 
 static void signal_cb(evutil_socket_t sig, short which, void *arg)
 {
     if (settings.verbose > 0) {
         fprintf(stderr, "Signal handled: %s.\n", strsignal(sig));
+    }
+    if (sig == SIGUSR1) {
+        stop_graceful = true;
     }
     event_base_loopbreak(main_base);
 }
@@ -67,8 +75,10 @@ static void install_signal_events(void)
     signal(SIGHUP, SIG_IGN);
     evsignal_assign(&sigterm_event, main_base, SIGTERM, signal_cb, NULL);
     evsignal_assign(&sigint_event, main_base, SIGINT, signal_cb, NULL);
+    evsignal_assign(&sigusr1_event, main_base, SIGUSR1, signal_cb, NULL);
     evsignal_add(&sigterm_event, NULL);
     evsignal_add(&sigint_event, NULL);
+    evsignal_add(&sigusr1_event, NULL);
 }
 
 /* Start-up: map the N-zone (or check dram_node) before storage exists;
@@ -243,7 +253,7 @@ int main(int argc, char **argv)
 
     event_base_loop(main_base, 0);
 
-    storage_stop_threads();
+    storage_shutdown(stop_graceful);
     if (settings.nvm.size > 0) {
         nvm_zone_close(&nvm_zone);
     }

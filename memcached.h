@@ -43,7 +43,8 @@
 #include "thread.h"
 #include "util.h"
 
-/* Turn off the listeners for `-A` shutdown and exit the event loop. */
-void server_shutdown(void);
+/* `shutdown` (-A): stop the server as SIGINT does, or as SIGUSR1 does
+ * when `graceful` (a warm restart follows; doc/restart.md). */
+void server_shutdown(bool graceful);
 
 #endif

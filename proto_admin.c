@@ -204,12 +204,10 @@ void process_shutdown_command(conn *c, token_t *tokens,
         out_string(c, "ERROR: shutdown not enabled");
         return;
     }
-    /* "graceful" lets memcached finish in-flight work; our shutdown
-     * already drains the event loops, so both forms do the same */
     if (ntokens == 2
         || (ntokens == 3 && token_is(&tokens[1], "graceful"))) {
         conn_set_state(c, conn_closing);
-        server_shutdown();
+        server_shutdown(ntokens == 3);
         return;
     }
     out_string(c, "CLIENT_ERROR invalid shutdown mode");

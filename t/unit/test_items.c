@@ -383,7 +383,7 @@ int main(void)
     test_eviction();
     test_stats_names();
     test_crawler();
-    storage_stop_threads();
+    storage_shutdown(false);
     free(t);
     return done_testing();
 }

@@ -131,7 +131,7 @@ static void engine_start(size_t dram, size_t nvm, enum tier_policy policy)
 
 static void engine_stop(void)
 {
-    storage_stop_threads();
+    storage_shutdown(false);
     assoc_destroy();
     slabs_tier_destroy();
     slabs_destroy();
