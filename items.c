@@ -125,6 +125,13 @@ uint64_t get_cas_id(void)
     return atomic_fetch_add_explicit(&cas_id, 1, memory_order_relaxed) + 1;
 }
 
+void items_cas_at_least(uint64_t cas)
+{
+    uint64_t cur = atomic_load_explicit(&cas_id, memory_order_relaxed);
+    while (cur < cas && !atomic_compare_exchange_weak(&cas_id, &cur, cas)) {
+    }
+}
+
 void items_flush(int64_t delay)
 {
     rel_time_t new_oldest = delay > 0 ? realtime(delay) : current_time;

@@ -167,6 +167,8 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas);
 void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv);
 /* Fresh cas value (0 when -C). */
 uint64_t get_cas_id(void);
+/* Start-up, restoring items: later cas ids are above `cas`. */
+void items_cas_at_least(uint64_t cas);
 
 /* flush_all: delay 0 invalidates everything now; otherwise at
  * realtime(delay). */
