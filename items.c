@@ -70,6 +70,7 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "migrate.h"
+#include "nzone.h"
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
@@ -148,6 +149,8 @@ void items_flush(int64_t delay)
         __atomic_store_n(&settings.oldest_live, new_oldest,
                          __ATOMIC_RELAXED);
     }
+    nzone_note_flush(__atomic_load_n(&settings.oldest_live, __ATOMIC_RELAXED),
+                     __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED));
 }
 
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
@@ -424,6 +427,11 @@ void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
     case VERSION_N: {
         uint16_t f = (uint16_t)((hd_n_flags(*locp) | set) & ~clear);
         *locp = hd_n_set_flags(*locp, f);
+        if ((set | clear) & ITEM_STALE) {
+            nitem_write_flags(hd_n_offset(*locp),
+                              (uint8_t)(it->it_flags
+                                        & NITEM_PERSISTENT_FLAGS));
+        }
         break;
     }
     case VERSION_GONE:
@@ -975,6 +983,9 @@ enum delete_result_type item_delete(const char *key, size_t nkey,
     return ret;
 }
 
+/* what slabs_tier_init found in the N-zone, for the recovery scan */
+static struct nzone_attach_result zone_start;
+
 void storage_init(void)
 {
     memset(ccount, 0, sizeof(ccount));
@@ -984,7 +995,7 @@ void storage_init(void)
     tiering = false;
     active_policy = &policy_dram;
     if (tier_enabled()) {
-        slabs_tier_init();
+        slabs_tier_init(sizeof(nitem_hdr), &zone_start);
         tiering = slabs_tier_active();
     }
     assoc_set_nitem_ops(&nitem_index_ops);
@@ -1010,6 +1021,10 @@ void storage_init(void)
 
 int storage_start_threads(void)
 {
+    /* before anything can touch the N-zone; the item locks exist now */
+    if (tiering) {
+        items_restart_recover(&zone_start);
+    }
     int rc = slabs_start_rebalance_thread();
     if (rc == 0 && settings.hash_expand) {
         rc = assoc_start_expand_thread();
@@ -1035,6 +1050,8 @@ static void storage_stop_threads(void)
 void storage_shutdown(bool graceful)
 {
     storage_stop_threads();
-    (void)graceful;
+    if (tiering) {
+        items_restart_save(graceful);
+    }
 }
 

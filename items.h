@@ -70,7 +70,10 @@ enum reassign_result_type {
 
 /* ---- start-up and shutdown (called from memcached.c main) ---- */
 void storage_init(void);            /* slabs, index, queues from settings */
-int storage_start_threads(void);    /* crawler, index growth, maintainer; 0 = ok */
+/* With the item locks (thread.c) in place and before any client: recover
+ * the N-zone's items (a warm start), then start the crawler, the index
+ * growth, the page mover and the tier thread; 0 = ok. */
+int storage_start_threads(void);
 /* After the workers have stopped: stop the storage threads and, when
  * `graceful` (SIGUSR1, `shutdown graceful`), leave what a warm restart
  * needs (doc/restart.md). */

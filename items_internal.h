@@ -195,6 +195,15 @@ static inline bool n_is_dead(const nitem_hdr *h, uint64_t loc)
     return exptime_passed(h->exptime) || n_is_flushed(h, loc);
 }
 
+/* items_restart.c (doc/restart.md): the recovery scan of a warm start
+ * (storage_init, after the policy is chosen), the stop's side (D items
+ * into the N-zone when graceful, then the stopped mark), `stats tier`'s
+ * restart_* lines. */
+struct nzone_attach_result;
+void items_restart_recover(const struct nzone_attach_result *start);
+void items_restart_save(bool graceful);
+void items_restart_stats(ADD_STAT add_stats, void *c);
+
 /* items_stats.c: `stats sizes` */
 void sizes_account(size_t ntotal, bool add);
 

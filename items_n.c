@@ -129,7 +129,7 @@ static void nitem_hdr_from(nitem_hdr *h, const item *it, uint64_t hv)
     h->nbytes = it->nbytes;
     h->nkey = it->nkey;
     h->clsid = it->slabs_clsid;
-    h->flags = it->it_flags & ITEM_KEY_BINARY;
+    h->flags = (uint8_t)(it->it_flags & NITEM_PERSISTENT_FLAGS);
     h->cas = it->cas;
     h->client_flags = it->client_flags;
 }
@@ -160,11 +160,12 @@ bool do_link_n(item *it, uint64_t hv, uint64_t off)
     return true;
 }
 
-/* Remove the N item of *locp from the index and the totals; its chunk is
- * left to the caller. */
+/* Remove the N item of *locp from the index and the totals, unsealed so
+ * that no restart brings it back; its chunk is left to the caller. */
 void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
                              size_t ntotal)
 {
+    nitem_unseal(hd_n_offset(*locp));
     tier_reassign_note(clsid, (int)hd_n_counter(*locp), -1);
     if (active_policy->n_unlinked != NULL) {
         active_policy->n_unlinked(clsid, hd_n_offset(*locp));

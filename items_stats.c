@@ -389,6 +389,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("nvm_emulate_write_ns", emu_w);
     append_stat("nvm_tsc_ticks_per_ns", add_stats, c, "%.3f",
                 nvm_emulation_calibration());
+    items_restart_stats(add_stats, c);
 }
 
 static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,

@@ -104,6 +104,7 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     if (active_policy->n_unlinked != NULL) {
         active_policy->n_unlinked(id, off);
     }
+    nitem_unseal(off);
     slabs_tier_free(off);
     heap_meta(snap)->noff = HEAP_NO_OFF;
     mq_link(d);

@@ -1,7 +1,8 @@
 /*
  * nitem.c: reading and writing items in N chunks (nitem.h): the probe a
  * lookup reads, the rest of an item, a whole item, single header fields,
- * the chunk trailer, and locking the item a chunk holds.
+ * the chunk trailer, sealing and unsealing an item (doc/restart.md "Items
+ * and their seal"), and locking the item a chunk holds.
  *
  * Locks: none of its own.  Every function but nitem_lock_chunk expects
  * the item lock of the item at the offset held (a trailer: the lock that
@@ -14,6 +15,7 @@
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "nvm.h"
+#include "nzone.h"
 
 #include <stddef.h>
 
@@ -63,6 +65,14 @@ void nitem_read_body(const struct nitem_probe *p, char *body)
     }
 }
 
+/* One header field, durable before the caller goes on. */
+static void write_field(unsigned int id, uint64_t field_off, const void *v,
+                        size_t n)
+{
+    nvm_write_cls(id, slabs_tier_ptr(field_off), v, n);
+    nvm_persist(slabs_tier_ptr(field_off), n);
+}
+
 void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
                  size_t bodylen)
 {
@@ -74,14 +84,25 @@ void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
         first = total;
     }
     /* The header and the body's bytes in the header's last line go out in
-     * one write, the rest in another: each line is written once. */
+     * one write, the rest in another: each line is written once, and the
+     * seal last, once all of it is durable. */
     memcpy(head, h, sizeof(nitem_hdr));
+    ((nitem_hdr *)head)->seal = 0;
     memcpy(head + sizeof(nitem_hdr), body, first - sizeof(nitem_hdr));
     nvm_write_cls(id, slabs_tier_ptr(off), head, first);
     if (total > first) {
         nvm_write_cls(id, slabs_tier_ptr(off + first),
                       body + (first - sizeof(nitem_hdr)), total - first);
     }
+    nvm_persist(slabs_tier_ptr(off), total);
+    write_field(id, off + offsetof(nitem_hdr, seal), &(uint32_t){
+                nzone_seal() }, sizeof(uint32_t));
+}
+
+void nitem_unseal(uint64_t off)
+{
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, seal),
+                &(uint32_t){ 0 }, sizeof(uint32_t));
 }
 
 void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n)
@@ -102,23 +123,26 @@ void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n)
 
 void nitem_write_exptime(uint64_t off, rel_time_t exptime)
 {
-    nvm_write_cls(slabs_tier_clsid(off),
-                  slabs_tier_ptr(off + offsetof(nitem_hdr, exptime)),
-                  &exptime, sizeof(exptime));
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, exptime),
+                &exptime, sizeof(exptime));
 }
 
 void nitem_write_cas(uint64_t off, uint64_t cas)
 {
-    nvm_write_cls(slabs_tier_clsid(off),
-                  slabs_tier_ptr(off + offsetof(nitem_hdr, cas)),
-                  &cas, sizeof(cas));
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, cas), &cas,
+                sizeof(cas));
 }
 
-void nitem_write_lru(uint64_t off, uint32_t lru)
+void nitem_write_lru(uint64_t off, uint8_t lru)
 {
-    nvm_write_cls(slabs_tier_clsid(off),
-                  slabs_tier_ptr(off + offsetof(nitem_hdr, lru)), &lru,
-                  sizeof(lru));
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, lru), &lru,
+                sizeof(lru));
+}
+
+void nitem_write_flags(uint64_t off, uint8_t flags)
+{
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, flags),
+                &flags, sizeof(flags));
 }
 
 static uint64_t trailer_off(uint64_t off, unsigned int id)

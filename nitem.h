@@ -22,9 +22,16 @@
 /* ---- an item in the N-zone ----
  * header, key, NUL, value ("\r\n" included), 8-byte aligned.  Only what a
  * store or a migration writes lives here: the hot metadata (access
- * counter, CLOCK bit, fetched/token/stale flags, decay epoch, last access)
- * is in the item's location word in the index (hash_desc.h).  The fields a
- * CLOCK sweep needs come first so that it reads as little as it can. */
+ * counter, CLOCK bit, fetched/token flags, decay epoch, last access) is in
+ * the item's location word in the index (hash_desc.h).  The fields a
+ * CLOCK sweep needs come first so that it reads as little as it can.
+ *
+ * The seal makes the item recoverable (doc/restart.md "Items and their
+ * seal"): nitem_write stores it after everything else, and an item whose
+ * chunk is freed or rewritten loses it first (nitem_unseal), so a restart
+ * takes a chunk for an item only when it holds the whole of a version
+ * that was linked.  Times are relative to the zone's clock epoch, which
+ * the superblock keeps (nzone.h). */
 typedef struct {
     uint64_t hv;                  /* hash_key(key): index growth, CLOCK */
     rel_time_t time;              /* when stored or demoted; last access =
@@ -33,13 +40,19 @@ typedef struct {
     uint32_t nbytes;              /* value length including "\r\n" */
     uint8_t nkey;
     uint8_t clsid;
-    uint16_t flags;               /* persistent it_flags: ITEM_KEY_BINARY */
-    uint64_t cas;
-    client_flags_t client_flags;
-    uint32_t lru;                 /* tier_policy=duallru: Fogcached's Active
+    uint8_t flags;                /* persistent it_flags: ITEM_KEY_BINARY,
+                                   * ITEM_STALE */
+    uint8_t lru;                  /* tier_policy=duallru: Fogcached's Active
                                    * and Promote flags (items_duallru.h);
                                    * 0 otherwise */
+    uint64_t cas;
+    client_flags_t client_flags;
+    uint32_t seal;                /* nzone_seal() once whole, else 0 */
 } nitem_hdr;
+
+/* it_flags an N item keeps in its header */
+#define NITEM_PERSISTENT_FLAGS (ITEM_KEY_BINARY | ITEM_STALE)
+_Static_assert(NITEM_PERSISTENT_FLAGS <= 0xff, "they fit the flags byte");
 
 _Static_assert(sizeof(nitem_hdr) <= sizeof(item),
                "an N item fits the chunk of its D-sized class");
@@ -102,18 +115,27 @@ static inline bool nitem_probe_matches(const struct nitem_probe *p,
  * bytes): what the probe holds, then the rest from NVM (counted). */
 void nitem_read_body(const struct nitem_probe *p, char *body);
 /* Write a whole item (header + body) with as many line writes as it
- * spans. */
+ * spans, then its seal (one more write to the header's line).  The chunk
+ * must be unsealed: fresh from the allocator, or unsealed when its last
+ * item left it. */
 void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
                  size_t bodylen);
+/* The item at off leaves its chunk (unlinked, promoted, or about to be
+ * overwritten): clear its seal, durably, before the chunk is reused or
+ * the change is acknowledged. */
+void nitem_unseal(uint64_t off);
 /* Read the first n bytes of the header at off (CLOCK, index growth). */
 void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n);
 /* The same before the item lock is held, while the chunk may be being
  * written (nvm_peek_cls): only a hint, to be re-read under the lock. */
 void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n);
-/* Rewrite one header field (touch/gat exptime, meta delete's cas). */
+/* Rewrite one header field (touch/gat exptime, meta delete's cas,
+ * meta invalidation's stale flag), durably: each is one aligned word,
+ * which a crash leaves old or new, never torn. */
 void nitem_write_exptime(uint64_t off, rel_time_t exptime);
 void nitem_write_cas(uint64_t off, uint64_t cas);
-void nitem_write_lru(uint64_t off, uint32_t lru);
+void nitem_write_lru(uint64_t off, uint8_t lru);
+void nitem_write_flags(uint64_t off, uint8_t flags);
 /* The trailer of the chunk holding the item at off (counted).  The caller
  * holds the lock that guards the trailers (items_duallru.c's class lock);
  * _next and _prev rewrite one word. */

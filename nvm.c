@@ -12,7 +12,10 @@
  *   - the accessors (nvm_read_cls, nvm_write_cls, ...), which count the
  *     64-byte lines they touch and spin for the emulated latency;
  *   - the per-thread line counters and their sums for `stats tier`;
- *   - the TSC calibration behind the emulation spin.
+ *   - the TSC calibration behind the emulation spin;
+ *   - durability: nvm_persist (flush and drain on DAX), nvm_zone_sync
+ *     (msync of a file) and the SIGBUS handler for faults inside the zone
+ *     (doc/restart.md "What survives", "Faults").
  *
  * Locks and atomics:
  *   - `active` (the open zone's base, size and libpmem2 copy functions) is
@@ -52,6 +55,7 @@
 #include <numa.h>
 #include <numaif.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,15 +126,24 @@ static struct {
     pmem2_memcpy_fn memcpy_fn;      /* NULL: not a libpmem2 mapping */
     pmem2_memmove_fn memmove_fn;
     pmem2_memset_fn memset_fn;
+    pmem2_persist_fn persist_fn;    /* set only where stores reach the
+                                     * medium by flushing CPU caches (DAX) */
+    enum nvm_backend backend;
+    char fault_msg[PATH_MAX + 160]; /* written by the SIGBUS handler */
 } active;
 
-/* The N-zone is a volatile cache: nothing is flushed or drained, so a
- * libpmem2 copy is a plain (temporal) copy with pmem-safe store widths. */
+/* Copies are plain (temporal) copies with pmem-safe store widths; what
+ * must be durable in order is made so by nvm_persist (doc/restart.md,
+ * "What survives"). */
 #define VOLATILE_COPY_FLAGS PMEM2_F_MEM_NOFLUSH
 
 static void activate_zone(const struct nvm_zone *zone) {
     active.base = (uintptr_t)zone->base;
     active.size = zone->size;
+    active.backend = zone->backend;
+    active.persist_fn = NULL;
+    if (zone->map != NULL && zone->granularity != NVM_GRANULARITY_PAGE)
+        active.persist_fn = pmem2_get_persist_fn(zone->map);
     if (zone->map != NULL) {
         active.memcpy_fn = pmem2_get_memcpy_fn(zone->map);
         active.memmove_fn = pmem2_get_memmove_fn(zone->map);
@@ -144,6 +157,64 @@ static void activate_zone(const struct nvm_zone *zone) {
 
 static void deactivate_zone(void) {
     memset(&active, 0, sizeof(active));
+}
+
+/* ------------------------------------------------------------------ */
+/* durability and faults                                               */
+/* ------------------------------------------------------------------ */
+
+bool nvm_zone_is_persistent(const struct nvm_zone *zone) {
+    return zone->backend == NVM_BACKEND_DEVDAX
+        || zone->backend == NVM_BACKEND_FSDAX
+        || zone->backend == NVM_BACKEND_FILE;
+}
+
+void nvm_persist(const void *p, size_t n) {
+    /* Page-cache files need nothing here: a process crash cannot lose
+     * what is in the page cache, and power loss is covered only by
+     * nvm_zone_sync (doc/restart.md). */
+    if (active.persist_fn != NULL && n != 0)
+        active.persist_fn((void *)p, n);
+    else
+        atomic_thread_fence(memory_order_release);
+}
+
+int nvm_zone_sync(const struct nvm_zone *zone) {
+    if (zone->backend == NVM_BACKEND_FILE)
+        return msync(zone->base, zone->size, MS_SYNC);
+    if (zone->map != NULL)
+        pmem2_get_drain_fn(zone->map)();
+    return 0;
+}
+
+/* SIGBUS inside the zone means its file shrank or its device went away:
+ * nothing can be served or saved, so say so and leave (only
+ * async-signal-safe calls here). */
+static void zone_fault_handler(int sig, siginfo_t *info, void *ctx) {
+    (void)ctx;
+    uintptr_t addr = (uintptr_t)info->si_addr;
+    if (active.base != 0 && addr >= active.base
+        && addr - active.base < active.size) {
+        ssize_t w = write(STDERR_FILENO, active.fault_msg,
+                          strlen(active.fault_msg));
+        (void)w;
+        _exit(74);              /* EX_IOERR */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fault_handler(const struct nvm_config *cfg) {
+    snprintf(active.fault_msg, sizeof(active.fault_msg),
+             "N-zone fault: a read or write of %s failed (SIGBUS: the file "
+             "was truncated or its device went away); exiting\n",
+             cfg->path != NULL ? cfg->path : "the N-zone");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = zone_fault_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
 }
 
 bool nvm_contains(const void *p, size_t n) {
@@ -1058,8 +1129,8 @@ static int map_path(struct path_open *po, size_t want, char *err,
         return -1;
     if (pmem2_config_new(&po->config) != 0)
         return pmem2_failed(err, errlen, po->path, "pmem2_config_new");
-    /* PAGE is the weakest requirement, so any file maps; the N-zone is a
-     * volatile cache and never relies on persistence */
+    /* PAGE is the weakest requirement, so any file maps; nvm_persist
+     * flushes only where the mapping reports a finer granularity */
     if (pmem2_config_set_required_store_granularity(po->config,
             PMEM2_GRANULARITY_PAGE) != 0)
         return pmem2_failed(err, errlen, po->path,
@@ -1122,6 +1193,7 @@ int nvm_zone_open(const struct nvm_config *cfg, struct nvm_zone *zone,
     }
     nvm_emulation_set(cfg->emulate_read_ns, cfg->emulate_write_ns);
     activate_zone(zone);
+    install_fault_handler(cfg);
     return 0;
 }
 

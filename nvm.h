@@ -71,7 +71,8 @@ bool nvm_parse_emulate(const char *s, uint32_t *read_ns, uint32_t *write_ns);
 bool nvm_parse_node(const char *s, int *node, bool *is_auto);
 
 /* Open the N-zone described by cfg and make it the process's active zone
- * (the one the accessors count against and emulate).  Returns 0, or -1 with
+ * (the one the accessors count against and emulate), with a SIGBUS
+ * handler that reports a fault inside it and exits with status 74.  Returns 0, or -1 with
  * a message for the operator in err; on failure nothing stays mapped, open
  * or modified.  Call once at start-up, before worker threads exist. */
 int nvm_zone_open(const struct nvm_config *cfg, struct nvm_zone *zone,
@@ -83,6 +84,17 @@ void nvm_zone_close(struct nvm_zone *zone);
 int nvm_check_node(const char *option, int node, char *err, size_t errlen);
 /* Bind DRAM (the D-zone) to `node` with mbind(MPOL_BIND) (dram_node=N). */
 int nvm_bind_dram(void *addr, size_t len, int node, char *err, size_t errlen);
+
+/* ---- durability (doc/restart.md "What survives") ---- */
+/* Whether the zone outlives the process (nvm_path= backends). */
+bool nvm_zone_is_persistent(const struct nvm_zone *zone);
+/* Make [p, p+n) of the active zone durable before anything written after
+ * this call: flush and drain on DAX mappings; elsewhere only a fence, as
+ * the page cache (or anonymous memory) already holds every store. */
+void nvm_persist(const void *p, size_t n);
+/* Make the whole zone durable against power loss (msync for a file in the
+ * page cache); graceful shutdown.  0 or -1 with errno. */
+int nvm_zone_sync(const struct nvm_zone *zone);
 
 const char *nvm_zone_backend_name(const struct nvm_zone *zone);
 const char *nvm_zone_granularity_name(const struct nvm_zone *zone);

@@ -151,6 +151,9 @@ static void usage(void)
 "   - nvm_node=<n>|auto    N-zone from NUMA node n (auto: the CPU-less node)\n"
 "   - nvm_size=<size>      N-zone capacity (512m, 64g); alone: anonymous\n"
 "                          memory, for emulation\n"
+"   - nvm_restart=<m>      items an nvm_path= zone holds at start: yes\n"
+"                          (default: kept when the layout matches, else a\n"
+"                          cold start that says why), no, require\n"
 "   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
 "                          (the paper's NVM: 224:924)\n"
@@ -358,6 +361,17 @@ static bool parse_tier_subopt(const char *name, const char *val)
         settings.tier.reassign_rate = subopt_u32(name, val);
         if (settings.tier.reassign_rate > 256) {
             die("tier_reassign_rate must be between 0 and 256");
+        }
+    } else if (strcmp(name, "nvm_restart") == 0) {
+        if (val != NULL && strcmp(val, "yes") == 0) {
+            settings.tier.restart = TIER_RESTART_YES;
+        } else if (val != NULL && strcmp(val, "no") == 0) {
+            settings.tier.restart = TIER_RESTART_NO;
+        } else if (val != NULL && strcmp(val, "require") == 0) {
+            settings.tier.restart = TIER_RESTART_REQUIRE;
+        } else {
+            die("nvm_restart must be yes, no or require (got %s)",
+                val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_inflight_limit") == 0) {
         if (val == NULL

@@ -4,10 +4,13 @@
  * class is composed of both DRAM and NVM"; doc/tiering.md "Slab classes
  * in two zones" and "N items in NVM").
  *
- * Owns: the page table of the N-zone (which class owns each page), one
- * DRAM bitmap of used chunks per page, per class a stack of its pages that
- * have free chunks, and the zone's accounting.  Every byte of the N-zone
- * is touched through nvm.h, charged to the class that owns it.
+ * Owns: the DRAM page table of the N-zone (which class owns each page),
+ * one DRAM bitmap of used chunks per page, per class a stack of its pages
+ * that have free chunks, and the zone's accounting.  The zone's first
+ * pages hold nzone.c's superblock and persistent page table: a page's
+ * class is recorded there, durably, before its first chunk is handed out,
+ * and read back on a warm start (doc/restart.md).  Every byte of the
+ * N-zone is touched through nvm.h, charged to the class that owns it.
  *
  * Locks:
  *   - tier_lock guards page assignment, free counts, the free-page stacks
@@ -35,10 +38,12 @@
 #include "slabs.h"
 #include "clock.h"
 #include "nvm.h"
+#include "nzone.h"
 #include "settings.h"
 #include "slab_class.h"
 
 #include <stddef.h>
+#include <sysexits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,7 @@ struct nclass {
 static struct {
     bool active;
     size_t page_size;
+    uint64_t first_page;         /* pages before it hold nzone.c's data */
     uint64_t pages_total;
     _Atomic uint64_t pages_used;
     struct npage *pages;
@@ -76,9 +82,51 @@ static pthread_mutex_t tier_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- start-up ---- */
 
-void slabs_tier_init(void)
+static void describe_geometry(uint64_t usable, uint32_t item_header_bytes,
+                              struct nzone_geometry *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->zone_bytes = usable;
+    g->page_size = tz.page_size;
+    g->item_size_max = (uint32_t)settings.item_size_max;
+    g->chunk_size_min = (uint32_t)settings.chunk_size;
+    g->factor = settings.factor;
+    g->nclasses = slabs_largest_clsid();
+    for (unsigned int id = POWER_SMALLEST; id <= g->nclasses; id++) {
+        g->chunk_sizes[id] = slabs_chunk_size(id);
+    }
+    g->item_header_bytes = item_header_bytes;
+}
+
+static void do_give_page(uint64_t page, unsigned int id, _Atomic uint64_t *bits,
+                         size_t nwords);
+
+/* A warm start: the pages the table gives to classes are theirs again,
+ * every chunk free until the recovery scan finds its item; the pages go
+ * on their classes' free stacks when the scan is done
+ * (slabs_tier_restore_done). */
+static bool restore_pages(void)
+{
+    for (uint64_t page = tz.first_page; page < tz.pages_total; page++) {
+        unsigned int id = nzone_page_class(page);
+        if (id == 0) {
+            break;
+        }
+        size_t nwords = (slabs_chunks_per_page(id) + 63) / 64;
+        _Atomic uint64_t *bits = calloc(nwords, sizeof(*bits));
+        if (bits == NULL) {
+            return false;
+        }
+        do_give_page(page, id, bits, nwords);
+    }
+    return true;
+}
+
+void slabs_tier_init(uint32_t item_header_bytes,
+                     struct nzone_attach_result *start)
 {
     memset(&tz, 0, sizeof(tz));
+    memset(start, 0, sizeof(*start));
     if (nvm_zone.base == NULL || nvm_zone.size == 0) {
         return;
     }
@@ -92,13 +140,22 @@ void slabs_tier_init(void)
                 (unsigned long long)(usable >> 30));
         usable = ZONE_ADDRESSABLE;
     }
-    tz.pages_total = usable / tz.page_size;
-    if (tz.pages_total == 0) {
-        return;
+    struct nzone_geometry g;
+    char err[512];
+    describe_geometry(usable, item_header_bytes, &g);
+    /* Start-up, not a client request: a zone that cannot be used as the
+     * operator asked stops the server with the reason. */
+    if (nzone_attach(&g, settings.tier.restart,
+                     nvm_zone_is_persistent(&nvm_zone), process_started,
+                     start, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(EX_CONFIG);
     }
+    tz.pages_total = start->pages;
+    tz.first_page = start->first_page;
+    atomic_store(&tz.pages_used, tz.first_page);
     tz.pages = calloc(tz.pages_total, sizeof(*tz.pages));
-    if (tz.pages == NULL) {
-        /* Start-up, not a client request. */
+    if (tz.pages == NULL || (start->start != NZONE_COLD && !restore_pages())) {
         fprintf(stderr, "Failed to allocate the N-zone page table\n");
         exit(EXIT_FAILURE);
     }
@@ -131,6 +188,22 @@ static void do_push_free_page(unsigned int id, uint64_t page)
     }
 }
 
+/* Page `page` becomes class id's, all of its chunks free. */
+static void do_give_page(uint64_t page, unsigned int id, _Atomic uint64_t *bits,
+                         size_t nwords)
+{
+    unsigned int perslab = slabs_chunks_per_page(id);
+    struct npage *pg = &tz.pages[page];
+    atomic_store_explicit(&pg->clsid, (uint8_t)id, memory_order_relaxed);
+    atomic_store_explicit(&pg->bits, bits, memory_order_release);
+    pg->free = perslab;
+    pg->hint = 0;
+    tz.bitmap_bytes += nwords * sizeof(*bits);
+    atomic_store_explicit(&tz.pages_used, page + 1, memory_order_release);
+    tz.cls[id].npages++;
+    tz.cls[id].free_chunks += perslab;
+}
+
 static bool do_new_page(unsigned int id)
 {
     uint64_t page = atomic_load_explicit(&tz.pages_used,
@@ -144,15 +217,9 @@ static bool do_new_page(unsigned int id)
     if (bits == NULL) {
         return false;
     }
-    struct npage *pg = &tz.pages[page];
-    atomic_store_explicit(&pg->clsid, (uint8_t)id, memory_order_relaxed);
-    atomic_store_explicit(&pg->bits, bits, memory_order_release);
-    pg->free = perslab;
-    pg->hint = 0;
-    tz.bitmap_bytes += nwords * sizeof(*bits);
-    atomic_store_explicit(&tz.pages_used, page + 1, memory_order_release);
-    tz.cls[id].npages++;
-    tz.cls[id].free_chunks += perslab;
+    /* durable before any chunk of the page can hold an item */
+    nzone_set_page_class(page, id);
+    do_give_page(page, id, bits, nwords);
     do_push_free_page(id, page);
     return true;
 }
@@ -249,6 +316,45 @@ void slabs_tier_free(uint64_t off)
     pthread_mutex_unlock(&tier_lock);
 }
 
+bool slabs_tier_mark_used(uint64_t off)
+{
+    uint64_t page = off / tz.page_size;
+    if (!tz.active || page < tz.first_page || page >= tz.pages_total) {
+        return false;
+    }
+    struct npage *pg = &tz.pages[page];
+    pthread_mutex_lock(&tier_lock);
+    unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
+    _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
+                                                  memory_order_relaxed);
+    uint64_t chunk = id == 0 ? 0
+        : (off - page * tz.page_size) / slabs_chunk_size(id);
+    bool ok = bits != NULL && chunk < slabs_chunks_per_page(id);
+    uint64_t mask = (uint64_t)1 << (chunk % 64);
+    if (ok && (atomic_load_explicit(&bits[chunk / 64], memory_order_relaxed)
+               & mask) == 0) {
+        atomic_fetch_or_explicit(&bits[chunk / 64], mask,
+                                 memory_order_relaxed);
+        pg->free--;
+        tz.cls[id].free_chunks--;
+    }
+    pthread_mutex_unlock(&tier_lock);
+    return ok;
+}
+
+void slabs_tier_restore_done(void)
+{
+    pthread_mutex_lock(&tier_lock);
+    uint64_t used = atomic_load(&tz.pages_used);
+    for (uint64_t page = used; page-- > tz.first_page;) {
+        struct npage *pg = &tz.pages[page];
+        if (pg->free > 0) {
+            do_push_free_page(pg->clsid, page);
+        }
+    }
+    pthread_mutex_unlock(&tier_lock);
+}
+
 unsigned int slabs_tier_clsid(uint64_t off)
 {
     uint64_t page = tz.page_size ? off / tz.page_size : 0;
@@ -337,9 +443,9 @@ uint64_t slabs_tier_chunk_end(uint64_t off, unsigned int id)
 void slabs_tier_get_totals(struct slabs_tier_totals *out)
 {
     pthread_mutex_lock(&tier_lock);
-    out->pages_total = tz.pages_total;
-    out->pages_used = atomic_load(&tz.pages_used);
-    out->zone_limit = tz.pages_total * tz.page_size;
+    out->pages_total = tz.pages_total - tz.first_page;
+    out->pages_used = atomic_load(&tz.pages_used) - tz.first_page;
+    out->zone_limit = out->pages_total * tz.page_size;
     out->zone_used = out->pages_used * tz.page_size;
     out->bitmap_bytes = tz.bitmap_bytes;
     pthread_mutex_unlock(&tier_lock);

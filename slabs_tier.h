@@ -8,8 +8,10 @@
  * on demand until the zone is used up, exactly as it takes D pages up to
  * -m, and an N chunk has the size of the class's D chunk, so an item can
  * move between the zones without changing class.  Free and used chunks are
- * tracked in DRAM only (one bit per chunk): nothing of the allocator lives
- * in NVM.  Chunks are named by their byte offset from nvm_zone.base.
+ * tracked in DRAM only (one bit per chunk); what lives in NVM is which
+ * class each page was given to (nzone.h's page table), so that a warm
+ * start can find the chunks again.  Chunks are named by their byte offset
+ * from nvm_zone.base.
  *
  * All functions take the tier lock themselves, except the nitem_* helpers,
  * which touch only the item they are given (the caller holds its item
@@ -23,9 +25,13 @@
 
 /* ---- the allocator ---- */
 
-/* Carve nvm_zone (settings.nvm.size > 0) into pages; a no-op without an
- * N-zone.  Call after slabs_init (it uses the class table). */
-void slabs_tier_init(void);
+/* Carve nvm_zone (settings.nvm.size > 0) into pages behind the zone's
+ * metadata (nzone.h), formatting it or keeping its layout and page table
+ * for a warm start as *start says; a no-op without an N-zone.  Call
+ * after slabs_init (it uses the class table). */
+struct nzone_attach_result;
+void slabs_tier_init(uint32_t item_header_bytes,
+                     struct nzone_attach_result *start);
 void slabs_tier_destroy(void);
 /* True when the allocator has an N-zone to give chunks from. */
 bool slabs_tier_active(void);
@@ -36,6 +42,11 @@ bool slabs_tier_alloc(unsigned int id, uint64_t *off);
 /* Whether slabs_tier_alloc would succeed now (no eviction needed). */
 bool slabs_tier_can_alloc(unsigned int id);
 void slabs_tier_free(uint64_t off);
+/* Warm start: the recovery scan found an item in the chunk at off (false
+ * when off is no chunk of a given page); then slabs_tier_restore_done
+ * once, before the zone serves allocations. */
+bool slabs_tier_mark_used(uint64_t off);
+void slabs_tier_restore_done(void);
 /* Class of the page holding off (0 when the page is not in use). */
 unsigned int slabs_tier_clsid(uint64_t off);
 /* The address of zone offset off, and the end of the chunk of class id

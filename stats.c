@@ -342,6 +342,9 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     append_stat("tier_reassign_rate", add_stats, c, "%u",
                 settings.tier.reassign_rate);
     APPEND_U64("tier_inflight_limit", settings.tier.inflight_limit);
+    static const char *const restart_names[] = { "yes", "no", "require" };
+    append_stat("nvm_restart", add_stats, c, "%s",
+                restart_names[settings.tier.restart]);
 }
 
 void stats_reset(void)

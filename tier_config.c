@@ -19,4 +19,5 @@ void tier_config_init(struct tier_config *tc)
     tc->reassign_period = 1000000;
     tc->reassign_rate = 4;
     tc->inflight_limit = 16 * 1024 * 1024;
+    tc->restart = TIER_RESTART_YES;
 }

@@ -35,6 +35,15 @@ enum tier_reassign {
     TIER_REASSIGN_NONE           /* calcified: pages never move */
 };
 
+/* nvm_restart=: what a start does with the items an N-zone file holds
+ * (doc/restart.md "Warm restart") */
+enum tier_restart {
+    TIER_RESTART_YES = 0,        /* keep them when the layout matches, else
+                                  * start cold and say why (memcached's -e) */
+    TIER_RESTART_NO,             /* always start cold */
+    TIER_RESTART_REQUIRE         /* keep them or refuse to start */
+};
+
 struct tier_config {
     enum tier_policy policy;      /* tier_policy */
     enum tier_placement placement;/* tier_placement */
@@ -48,6 +57,7 @@ struct tier_config {
     uint32_t reassign_rate;       /* page moves per period at most */
     size_t inflight_limit;        /* bytes of N values in flight to clients
                                    * per worker thread (items_n.c) */
+    enum tier_restart restart;    /* nvm_restart */
 };
 
 /* The defaults: hmcached, dram_first, async promotion, the options'

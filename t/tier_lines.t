@@ -24,8 +24,9 @@ use MemcachedTest;
 
 srand($ENV{TIER_SEED} // 7);
 
+# 9 MB: one page for the zone's metadata (doc/restart.md), eight for items
 my $srv = new_memcached('-m 2 -I 64k -t 1 '
-    . '-o nvm_size=8m,tier_policy=nvm,no_lru_crawler');
+    . '-o nvm_size=9m,tier_policy=nvm,no_lru_crawler');
 my $s = $srv->sock;
 
 sub lines {

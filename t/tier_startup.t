@@ -233,7 +233,7 @@ sub starts_ok {
 
 starts_ok('anonymous nvm_size=8m', '-m 2 -o nvm_size=8m',
     { nvm_size => 8 * 1024 * 1024, nvm_path => 'NULL' },
-    { nvm_backend => 'anonymous', n_zone_limit => 8 * 1024 * 1024,
+    { nvm_backend => 'anonymous', n_zone_limit => 7 * 1024 * 1024,
       d_zone_limit => 2 * 1024 * 1024, nvm_granularity => qr/^\S+$/ });
 
 {
@@ -241,7 +241,7 @@ starts_ok('anonymous nvm_size=8m', '-m 2 -o nvm_size=8m',
     starts_ok('libpmem2 file in /dev/shm', "-m 2 -o nvm_path=$f,nvm_size=8m",
         { nvm_size => 8 * 1024 * 1024, nvm_path => $f },
         { nvm_backend => 'file', nvm_granularity => 'page',
-          n_zone_limit => 8 * 1024 * 1024 });
+          n_zone_limit => 7 * 1024 * 1024 });
     ok((-s $f) >= 8 * 1024 * 1024,
         'libpmem2 file: grown to nvm_size (space really allocated)')
         or diag('size is ' . (-s $f));
@@ -253,13 +253,13 @@ starts_ok('anonymous nvm_size=8m', '-m 2 -o nvm_size=8m',
     starts_ok('libpmem2 file longer than nvm_size',
         "-m 2 -o nvm_path=$f,nvm_size=4m",
         { nvm_size => 4 * 1024 * 1024 },
-        { nvm_backend => 'file', n_zone_limit => 4 * 1024 * 1024 });
+        { nvm_backend => 'file', n_zone_limit => 3 * 1024 * 1024 });
     is(-s $f, 6 * 1024 * 1024, 'longer file: size unchanged');
 }
 
 starts_ok('nvm_node=0', '-m 2 -o nvm_node=0,nvm_size=8m',
     { nvm_node => 0, nvm_size => 8 * 1024 * 1024 },
-    { nvm_backend => 'numa_node', n_zone_limit => 8 * 1024 * 1024 });
+    { nvm_backend => 'numa_node', n_zone_limit => 7 * 1024 * 1024 });
 starts_ok('dram_node=0', '-m 2 -o dram_node=0,nvm_size=4m',
     { dram_node => 0 }, { nvm_backend => 'anonymous' });
 starts_ok('dram_node=0 without an N-zone', '-m 2 -o dram_node=0',

@@ -109,7 +109,8 @@ sub fill {
     is($t->{tier_promote}, 'sync', 'stats tier tier_promote');
     is($t->{nvm_emulate_read_ns}, 3, 'stats tier nvm_emulate_read_ns');
     is($t->{nvm_emulate_write_ns}, 5, 'stats tier nvm_emulate_write_ns');
-    is($t->{n_zone_limit}, 6 * 1024 * 1024, 'stats tier n_zone_limit');
+    is($t->{n_zone_limit}, 5 * 1024 * 1024,
+        'stats tier n_zone_limit: nvm_size less the metadata page');
     $srv->stop;
 }
 
@@ -172,7 +173,8 @@ for my $k (qw(nvm_lines_read nvm_lines_written)) {
     is($t->{d_zone_used}, $sum{d_pages} * $page, 'd_zone_used = D pages');
     is($t->{n_zone_used}, $sum{n_pages} * $page, 'n_zone_used = N pages');
     is($t->{d_zone_limit}, 2 * 1024 * 1024, 'd_zone_limit = -m');
-    is($t->{n_zone_limit}, 8 * 1024 * 1024, 'n_zone_limit = nvm_size');
+    is($t->{n_zone_limit}, 7 * 1024 * 1024,
+        'n_zone_limit = nvm_size less the metadata page (doc/restart.md)');
     my $gs = $srv->stats;
     is($gs->{curr_items}, $t->{d_items} + $t->{n_items},
         'stats curr_items = d_items + n_items');

@@ -19,6 +19,7 @@
 #include "item.h"
 #include "item_lock.h"
 #include "nvm.h"
+#include "nzone.h"
 #include "settings.h"
 
 #include <stdalign.h>
@@ -424,7 +425,8 @@ static void test_n_slots(void)
 
     unit_nvm_open(32 * 1024 * 1024);
     slabs_init(settings.maxbytes, settings.factor, false);
-    slabs_tier_init();
+    struct nzone_attach_result start;
+    slabs_tier_init(sizeof(nitem_hdr), &start);
     assoc_init(8);
     /* even keys in N, odd keys in D */
     for (unsigned int i = 0; i < N; i++) {

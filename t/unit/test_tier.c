@@ -117,13 +117,15 @@ static char *make_value(size_t n, char seed)
 
 /* Start a fresh engine: D limit dram bytes, N-zone nvm bytes, the tier
  * policy chosen once, as the server does. */
+/* nvm: the bytes for items; the zone has one page more, for its metadata
+ * (nzone.h) */
 static void engine_start(size_t dram, size_t nvm, enum tier_policy policy)
 {
     unit_settings_defaults();
     settings.tier.policy = policy;
     settings.maxbytes = dram;
     settings.tier.promote_async = false;
-    unit_nvm_open(nvm);
+    unit_nvm_open(nvm + (size_t)settings.slab_page_size);
     unit_locks_init(10);
     storage_init();
     nvm_stats_reset();

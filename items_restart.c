@@ -1,0 +1,297 @@
+/*
+ * items_restart.c: what the storage engine does for a warm restart from
+ * the N-zone (doc/restart.md "Warm restart" and "Crash recovery").
+ *
+ * Owns the recovery scan, which rebuilds the index from the N-zone at
+ * start-up, the saving of D items into the N-zone at a graceful stop, and
+ * the figures `stats tier` reports about both.
+ *
+ * The scan visits every chunk of every page the persistent page table
+ * gives to a class (nzone.h), in zone order, reading each chunk's first
+ * line.  A chunk holds an item when its seal is this layout's (nitem.h:
+ * written last, cleared whenever the item left the chunk) and its header
+ * is consistent with the page and with its own key's hash; then the item
+ * is linked as a cold N item, unless it expired or a flush_all covers it,
+ * or the index already holds a version with a higher cas (a crash between
+ * linking a new version and unsealing the old one leaves both sealed).
+ * Whatever is not linked is unsealed, so the next recovery sees the same.
+ * The index grows as the scan fills it; memory stays bounded by the index
+ * and the chunk bitmaps the server needs anyway.
+ *
+ * Locks: the scan runs in storage_init and the save in storage_shutdown,
+ * each while no other thread touches storage; both still take the item
+ * lock of every item they link or move, as the index requires.
+ */
+#include "config.h"
+#include "items.h"
+#include "items_internal.h"
+
+#include "hash.h"
+#include "hash_desc.h"
+#include "item_lock.h"
+#include "migrate.h"
+#include "nvm.h"
+#include "nzone.h"
+#include "slabs.h"
+#include "tier_reassign.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* How often the scan reports its progress, seconds. */
+#define PROGRESS_INTERVAL 1.0
+
+static struct {
+    enum nzone_start start;
+    char why_cold[256];
+    uint64_t pages;
+    uint64_t recovered;
+    uint64_t expired;             /* exptime passed while stopped */
+    uint64_t flushed;             /* covered by a flush_all */
+    uint64_t older;               /* a newer version was found too */
+    uint64_t corrupt;             /* sealed, header inconsistent */
+    double seconds;
+    uint64_t saved;               /* D items written to N at the stop */
+    uint64_t unsaved;             /* D items that found no N chunk */
+} rs;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec)
+        + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* ---- the scan ---- */
+
+static bool header_fits(const nitem_hdr *h, unsigned int id, uint64_t off)
+{
+    uint64_t room = slabs_tier_chunk_end(off, id) - NITEM_TRAILER_BYTES - off;
+    return h->clsid == id && h->nkey > 0 && h->nbytes >= 2
+        && nitem_ntotal(h->nkey, h->nbytes) <= room;
+}
+
+/* Link the recovered item of probe p (its hash hv) as a cold N item. */
+static void do_link_recovered(const struct nitem_probe *p, uint64_t hv)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    uint64_t loc = hd_n_make(p->off, 0, h->flags & ITEM_STALE,
+                             migrate_epoch(), 0);
+    if (!slabs_tier_mark_used(p->off) || !assoc_insert_loc(loc, hv)) {
+        nitem_unseal(p->off);
+        rs.corrupt++;
+        return;
+    }
+    if (active_policy->n_linked != NULL) {
+        active_policy->n_linked(h->clsid, p->off, false);
+    }
+    account_item(h->clsid, item_make_ntotal(h->nkey, (int)h->nbytes), true,
+                 true);
+    ctr_add(&total_items, 1);
+    tier_reassign_note(h->clsid, -1, 0);
+    items_cas_at_least(h->cas);
+    rs.recovered++;
+}
+
+/* A second sealed version of a key: the higher cas is the later store. */
+static void do_keep_newer(uint64_t *locp, const struct nitem_probe *p,
+                          const struct nitem_probe *other, uint64_t hv)
+{
+    rs.older++;
+    if (other->u.hdr.cas >= p->u.hdr.cas) {
+        nitem_unseal(p->off);
+        return;
+    }
+    do_unlink_n_slot(locp, hv, other->u.hdr.clsid,
+                     item_make_ntotal(other->u.hdr.nkey,
+                                      (int)other->u.hdr.nbytes));
+    slabs_tier_free(other->off);
+    ctr_sub(&total_items, 1);
+    rs.recovered--;
+    do_link_recovered(p, hv);
+}
+
+static void recover_chunk(uint64_t off, unsigned int id)
+{
+    struct nitem_probe p;
+    nitem_hdr h;
+    nitem_read_header(off, &h, sizeof(h));
+    if (h.seal != nzone_seal()) {
+        return;
+    }
+    nitem_probe_stored(off, &p);
+    const char *key = p.u.buf + sizeof(nitem_hdr);
+    if (!header_fits(&h, id, off)
+            || p.len < sizeof(nitem_hdr) + h.nkey
+            || hash_key(key, h.nkey) != h.hv) {
+        nitem_unseal(off);
+        rs.corrupt++;
+        return;
+    }
+    if (exptime_passed(h.exptime) || flushed_at(h.time, h.cas)) {
+        nitem_unseal(off);
+        if (exptime_passed(h.exptime)) {
+            rs.expired++;
+        } else {
+            rs.flushed++;
+        }
+        return;
+    }
+    item_lock(h.hv);
+    struct nitem_probe other;
+    uint64_t *locp = assoc_find_loc(key, h.nkey, h.hv, &other);
+    if (locp == NULL) {
+        do_link_recovered(&p, h.hv);
+    } else if (hd_loc_is_n(*locp)) {
+        do_keep_newer(locp, &p, &other, h.hv);
+    } else {
+        nitem_unseal(off);
+        rs.older++;
+    }
+    item_unlock(h.hv);
+}
+
+/* Grow the index ahead of the scan as its thread would while serving. */
+static void grow_index_for(uint64_t items)
+{
+    struct assoc_stats st;
+    assoc_get_stats(&st);
+    while (((uint64_t)HD_GROW_LOAD << st.hash_power_level) < items
+           && assoc_expand_now()) {
+        assoc_get_stats(&st);
+    }
+}
+
+static void report_progress(uint64_t page, struct timespec *last)
+{
+    if (seconds_since(last) < PROGRESS_INTERVAL) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, last);
+    fprintf(stderr, "[restart] N-zone: %" PRIu64 " of %" PRIu64 " pages "
+            "scanned, %" PRIu64 " items recovered\n", page, rs.pages,
+            rs.recovered);
+}
+
+static void scan_zone(void)
+{
+    size_t page_size = slabs_tier_page_size();
+    uint64_t used = slabs_tier_pages_used();
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    for (uint64_t page = 0; page < used; page++) {
+        unsigned int id = slabs_tier_clsid(page * page_size);
+        if (id == 0) {
+            continue;
+        }
+        unsigned int size = slabs_chunk_size(id);
+        unsigned int perslab = slabs_chunks_per_page(id);
+        for (unsigned int c = 0; c < perslab; c++) {
+            recover_chunk(page * page_size + (uint64_t)c * size, id);
+        }
+        grow_index_for(rs.recovered);
+        report_progress(page + 1, &last);
+    }
+}
+
+static const char *zone_name(void)
+{
+    return settings.nvm.path != NULL ? settings.nvm.path : "(anonymous)";
+}
+
+void items_restart_recover(const struct nzone_attach_result *start)
+{
+    memset(&rs, 0, sizeof(rs));
+    rs.start = start->start;
+    snprintf(rs.why_cold, sizeof(rs.why_cold), "%s", start->why_cold);
+    if (start->start == NZONE_COLD) {
+        if (strcmp(start->why_cold, "") != 0
+                && strcmp(start->why_cold, "it holds no N-zone yet") != 0) {
+            fprintf(stderr, "[restart] N-zone %s: %s; starting with a clean "
+                    "N-zone\n", zone_name(), start->why_cold);
+        }
+        nzone_mark_running();
+        return;
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_resume(start->epoch, start->last_time);
+    items_cas_at_least(start->max_cas);
+    __atomic_store_n(&settings.oldest_live, start->oldest_live,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&settings.oldest_cas, start->oldest_cas,
+                     __ATOMIC_RELAXED);
+    rs.pages = slabs_tier_pages_used() - start->first_page;
+    fprintf(stderr, "[restart] N-zone %s: %s, recovering %" PRIu64
+            " pages\n", zone_name(),
+            start->start == NZONE_WARM_CLEAN ? "stopped in order"
+                                             : "not stopped in order",
+            rs.pages);
+    scan_zone();
+    slabs_tier_restore_done();
+    rs.seconds = seconds_since(&t0);
+    fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
+            "%.3f s (%" PRIu64 " expired, %" PRIu64 " flushed, %" PRIu64
+            " older versions, %" PRIu64 " corrupt)\n", zone_name(),
+            rs.recovered, rs.seconds, rs.expired, rs.flushed, rs.older,
+            rs.corrupt);
+    nzone_mark_running();
+}
+
+/* ---- a graceful stop ---- */
+
+static void save_visit(uint64_t *locp, void *arg)
+{
+    if (hd_loc_is_n(*locp)) {
+        return;
+    }
+    item *it = hd_loc_to_item(*locp);
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    if (item_is_dead(it)) {
+        return;
+    }
+    if (demote(it, hv, false)) {
+        rs.saved++;
+    } else {
+        rs.unsaved++;
+    }
+}
+
+void items_restart_save(bool graceful)
+{
+    if (!nzone_attached()) {
+        return;
+    }
+    if (graceful && tiering) {
+        assoc_walk(save_visit, NULL);
+        fprintf(stderr, "[restart] graceful stop: %" PRIu64 " D-zone items "
+                "written to the N-zone, %" PRIu64 " did not fit\n",
+                rs.saved, rs.unsaved);
+    }
+    /* the items durable first, then the mark that vouches for them */
+    bool synced = nvm_zone_sync(&nvm_zone) == 0;
+    nzone_mark_stopped(current_time, get_cas_id());
+    if (!synced || nvm_zone_sync(&nvm_zone) != 0) {
+        perror("[restart] N-zone: msync");
+    }
+}
+
+/* ---- stats tier ---- */
+
+void items_restart_stats(ADD_STAT add_stats, void *c)
+{
+    append_stat("restart_kind", add_stats, c, "%s", nzone_start_name(rs.start));
+    append_stat("restart_items_recovered", add_stats, c, "%" PRIu64,
+                rs.recovered);
+    append_stat("restart_items_expired", add_stats, c, "%" PRIu64,
+                rs.expired);
+    append_stat("restart_items_flushed", add_stats, c, "%" PRIu64,
+                rs.flushed);
+    append_stat("restart_items_older", add_stats, c, "%" PRIu64, rs.older);
+    append_stat("restart_items_corrupt", add_stats, c, "%" PRIu64,
+                rs.corrupt);
+    append_stat("restart_seconds", add_stats, c, "%.3f", rs.seconds);
+}

@@ -1,0 +1,368 @@
+/*
+ * nzone.c: the N-zone's persistent layout (nzone.h; doc/restart.md "The
+ * N-zone on disk").
+ *
+ * Owns the superblock (zone offset 0) and the page table (offset
+ * NZONE_TABLE_OFF, one byte per zone page: the class the page was given
+ * to, 0 for none), the decision between a warm and a cold start, the
+ * format of a cold one, and the words the running server updates: the
+ * run state, the clock and cas at an orderly stop, and flush_all.
+ *
+ * Format, in the order that keeps a crash during it harmless: the magic
+ * is cleared first and written last, so a half-written superblock is
+ * never taken for a zone; the page table is zeroed, so no page of an
+ * earlier layout counts as given.  Each layout draws a random seal: an
+ * N item counts only when its seal equals it (nitem.h), which keeps
+ * every item of an earlier layout out of a later one's recovery.
+ *
+ * Every byte goes through nvm.h's counted accessors (class 0) and is
+ * made durable with nvm_persist in the order recovery relies on.
+ *
+ * Locks: see nzone.h; the cached copy of the static superblock fields is
+ * written only by nzone_attach.
+ */
+#include "config.h"
+#include "nzone.h"
+
+#include "nvm.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define NZONE_SUPER_BYTES 4096
+#define NZONE_TABLE_OFF NZONE_SUPER_BYTES
+#define NZONE_BYTE_ORDER 0x01020304u
+
+static const char nzone_magic[8] = { 'T', 'I', 'E', 'R', 'N', 'Z', 'O',
+                                     'N' };
+
+enum nzone_state {
+    STATE_RUNNING = 1,
+    STATE_STOPPED = 2
+};
+
+struct nzone_super {
+    char magic[8];
+    uint32_t layout_version;
+    uint32_t byte_order;          /* NZONE_BYTE_ORDER as the writer saw it */
+    uint64_t zone_bytes;
+    uint64_t page_size;
+    uint32_t item_size_max;
+    uint32_t chunk_size_min;
+    uint64_t factor_millionths;
+    uint32_t nclasses;
+    uint32_t item_header_bytes;
+    uint32_t chunk_sizes[MAX_NUMBER_OF_SLAB_CLASSES];
+    int64_t epoch;                /* process_started of the formatting run */
+    uint32_t seal;
+    uint32_t checksum;            /* FNV-1a of every field above */
+    /* the running server's words, each written alone */
+    uint32_t state;
+    uint32_t last_time;
+    uint64_t max_cas;
+    uint64_t oldest_cas;
+    uint32_t oldest_live;
+    uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct nzone_super) <= NZONE_SUPER_BYTES,
+               "the superblock fits its block");
+_Static_assert(offsetof(struct nzone_super, state) % 8 == 0,
+               "the running words are aligned");
+
+static struct {
+    bool attached;
+    uint32_t seal;
+    uint64_t pages;
+    struct nzone_super *super;    /* in the zone */
+    uint8_t *table;               /* in the zone */
+} nz;
+
+static uint32_t fnv1a(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 16777619u;
+    }
+    return h;
+}
+
+static uint32_t static_checksum(const struct nzone_super *s)
+{
+    return fnv1a(s, offsetof(struct nzone_super, checksum));
+}
+
+static uint64_t factor_millionths(double factor)
+{
+    return (uint64_t)(factor * 1e6 + 0.5);
+}
+
+static void write_word(void *dst, const void *src, size_t n)
+{
+    nvm_write(dst, src, n);
+    nvm_persist(dst, n);
+}
+
+/* ---- start-up ---- */
+
+static bool geometry_mismatch(const struct nzone_super *s,
+                              const struct nzone_geometry *g,
+                              char *why, size_t len)
+{
+    if (s->zone_bytes != g->zone_bytes) {
+        snprintf(why, len, "nvm_size changed (was %llu bytes, now %llu)",
+                 (unsigned long long)s->zone_bytes,
+                 (unsigned long long)g->zone_bytes);
+    } else if (s->page_size != g->page_size) {
+        snprintf(why, len, "slab_page_size changed (was %llu, now %llu)",
+                 (unsigned long long)s->page_size,
+                 (unsigned long long)g->page_size);
+    } else if (s->item_size_max != g->item_size_max) {
+        snprintf(why, len, "-I changed (was %u, now %u)", s->item_size_max,
+                 g->item_size_max);
+    } else if (s->chunk_size_min != g->chunk_size_min) {
+        snprintf(why, len, "-n changed (was %u, now %u)", s->chunk_size_min,
+                 g->chunk_size_min);
+    } else if (s->factor_millionths != factor_millionths(g->factor)) {
+        snprintf(why, len, "-f changed (was %.2f, now %.2f)",
+                 (double)s->factor_millionths / 1e6, g->factor);
+    } else if (s->nclasses != g->nclasses
+               || memcmp(s->chunk_sizes, g->chunk_sizes,
+                         sizeof(g->chunk_sizes)) != 0) {
+        snprintf(why, len, "the slab classes changed (slab_chunk_max)");
+    } else if (s->item_header_bytes != g->item_header_bytes) {
+        snprintf(why, len, "the item header changed (was %u bytes, now %u)",
+                 s->item_header_bytes, g->item_header_bytes);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Given pages form a prefix of the table (pages are given in order and
+ * each entry is durable before its page is used), of known classes; the
+ * metadata's own pages are never given. */
+static bool table_is_sane(const struct nzone_geometry *g, uint64_t first,
+                          char *why, size_t len)
+{
+    uint8_t buf[4096];
+    bool ended = false;
+    for (uint64_t base = 0; base < nz.pages; base += sizeof(buf)) {
+        size_t n = nz.pages - base < sizeof(buf) ? (size_t)(nz.pages - base)
+                                                 : sizeof(buf);
+        nvm_read(buf, &nz.table[base], n);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t page = base + i;
+            unsigned int id = buf[i];
+            if (id == 0) {
+                ended = ended || page >= first;
+                continue;
+            }
+            if (page < first || ended || id > g->nclasses
+                    || g->chunk_sizes[id] == 0) {
+                snprintf(why, len, "the page table is corrupt at page %llu",
+                         (unsigned long long)page);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Why the zone cannot be used warm ("" when it can; a new zone's reason
+ * is "it holds no items yet"). */
+static void judge(const struct nzone_geometry *g, uint64_t first,
+                  char *why, size_t len)
+{
+    struct nzone_super s;
+    static const char zeros[8];
+    nvm_read(&s, nz.super, sizeof(s));
+    why[0] = '\0';
+    if (memcmp(s.magic, zeros, sizeof(zeros)) == 0) {
+        snprintf(why, len, "it holds no N-zone yet");
+    } else if (memcmp(s.magic, nzone_magic, sizeof(nzone_magic)) != 0) {
+        snprintf(why, len, "it is not a tiercached N-zone (unknown header)");
+    } else if (s.byte_order != NZONE_BYTE_ORDER) {
+        snprintf(why, len, "it was written with another byte order");
+    } else if (s.layout_version != NZONE_LAYOUT_VERSION) {
+        snprintf(why, len, "its layout version is %u; this build reads %u",
+                 s.layout_version, NZONE_LAYOUT_VERSION);
+    } else if (s.checksum != static_checksum(&s) || s.seal == 0) {
+        snprintf(why, len, "its superblock is corrupt (checksum)");
+    } else if (!geometry_mismatch(&s, g, why, len)) {
+        table_is_sane(g, first, why, len);
+    }
+}
+
+/* Never 0, never the previous layout's: none of its items can match. */
+static uint32_t random_seal(uint32_t previous)
+{
+    uint32_t v = 0;
+    while (v == 0 || v == previous) {
+        if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+            v = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+        }
+    }
+    return v;
+}
+
+static void format(const struct nzone_geometry *g, time_t epoch)
+{
+    struct nzone_super s;
+    nvm_read(&s, nz.super, sizeof(s));
+    uint32_t previous = memcmp(s.magic, nzone_magic, sizeof(s.magic)) == 0
+        ? s.seal : 0;
+    memset(&s, 0, sizeof(s));
+    write_word(nz.super->magic, s.magic, sizeof(s.magic));
+    nvm_memset(nz.table, 0, nz.pages);
+    nvm_persist(nz.table, nz.pages);
+    s.layout_version = NZONE_LAYOUT_VERSION;
+    s.byte_order = NZONE_BYTE_ORDER;
+    s.zone_bytes = g->zone_bytes;
+    s.page_size = g->page_size;
+    s.item_size_max = g->item_size_max;
+    s.chunk_size_min = g->chunk_size_min;
+    s.factor_millionths = factor_millionths(g->factor);
+    s.nclasses = g->nclasses;
+    s.item_header_bytes = g->item_header_bytes;
+    memcpy(s.chunk_sizes, g->chunk_sizes, sizeof(s.chunk_sizes));
+    s.epoch = (int64_t)epoch;
+    s.seal = random_seal(previous);
+    memcpy(s.magic, nzone_magic, sizeof(nzone_magic));
+    s.checksum = static_checksum(&s);
+    s.state = STATE_RUNNING;
+    nvm_write((char *)nz.super + sizeof(s.magic), (char *)&s + sizeof(s.magic),
+              sizeof(s) - sizeof(s.magic));
+    nvm_persist(nz.super, sizeof(s));
+    write_word(nz.super->magic, nzone_magic, sizeof(nzone_magic));
+    nz.seal = s.seal;
+}
+
+static void read_warm_state(struct nzone_attach_result *out)
+{
+    struct nzone_super s;
+    nvm_read(&s, nz.super, sizeof(s));
+    nz.seal = s.seal;
+    out->start = s.state == STATE_STOPPED ? NZONE_WARM_CLEAN
+                                          : NZONE_WARM_CRASH;
+    out->epoch = (time_t)s.epoch;
+    out->last_time = s.last_time;
+    out->max_cas = s.max_cas;
+    out->oldest_live = s.oldest_live;
+    out->oldest_cas = s.oldest_cas;
+}
+
+int nzone_attach(const struct nzone_geometry *g, enum tier_restart mode,
+                 bool persistent, time_t epoch,
+                 struct nzone_attach_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    memset(&nz, 0, sizeof(nz));
+    nz.pages = g->zone_bytes / g->page_size;
+    uint64_t meta = NZONE_TABLE_OFF + nz.pages;
+    uint64_t first = (meta + g->page_size - 1) / g->page_size;
+    if (first >= nz.pages) {
+        snprintf(err, errlen, "nvm_size: an N-zone of %llu bytes holds no "
+                 "page for items after its metadata (at least %llu bytes)",
+                 (unsigned long long)g->zone_bytes,
+                 (unsigned long long)((first + 1) * g->page_size));
+        return -1;
+    }
+    nz.super = (struct nzone_super *)nvm_zone.base;
+    nz.table = (uint8_t *)nvm_zone.base + NZONE_TABLE_OFF;
+    out->first_page = first;
+    out->pages = nz.pages;
+    if (persistent && mode != TIER_RESTART_NO) {
+        judge(g, first, out->why_cold, sizeof(out->why_cold));
+    } else if (persistent) {
+        snprintf(out->why_cold, sizeof(out->why_cold), "nvm_restart=no");
+    }
+    if (persistent && out->why_cold[0] == '\0') {
+        read_warm_state(out);
+    } else if (persistent && mode == TIER_RESTART_REQUIRE) {
+        snprintf(err, errlen, "nvm_restart=require: cannot restart warm "
+                 "from the N-zone: %s", out->why_cold);
+        return -1;
+    } else {
+        format(g, epoch);
+        out->start = NZONE_COLD;
+        out->epoch = epoch;
+    }
+    nz.attached = true;
+    return 0;
+}
+
+bool nzone_attached(void)
+{
+    return nz.attached;
+}
+
+uint32_t nzone_seal(void)
+{
+    return nz.seal;
+}
+
+/* ---- the page table ---- */
+
+unsigned int nzone_page_class(uint64_t page)
+{
+    uint8_t id = 0;
+    if (nz.attached && page < nz.pages) {
+        nvm_read(&id, &nz.table[page], 1);
+    }
+    return id;
+}
+
+void nzone_set_page_class(uint64_t page, unsigned int id)
+{
+    if (nz.attached && page < nz.pages) {
+        uint8_t b = (uint8_t)id;
+        write_word(&nz.table[page], &b, 1);
+    }
+}
+
+/* ---- the running server's words ---- */
+
+void nzone_mark_running(void)
+{
+    if (nz.attached) {
+        uint32_t state = STATE_RUNNING;
+        write_word(&nz.super->state, &state, sizeof(state));
+    }
+}
+
+void nzone_mark_stopped(rel_time_t now, uint64_t max_cas)
+{
+    if (!nz.attached) {
+        return;
+    }
+    uint32_t t = now;
+    uint32_t state = STATE_STOPPED;
+    write_word(&nz.super->last_time, &t, sizeof(t));
+    write_word(&nz.super->max_cas, &max_cas, sizeof(max_cas));
+    write_word(&nz.super->state, &state, sizeof(state));
+}
+
+void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas)
+{
+    if (!nz.attached) {
+        return;
+    }
+    uint32_t live = oldest_live;
+    write_word(&nz.super->oldest_cas, &oldest_cas, sizeof(oldest_cas));
+    write_word(&nz.super->oldest_live, &live, sizeof(live));
+}
+
+const char *nzone_start_name(enum nzone_start start)
+{
+    switch (start) {
+    case NZONE_COLD: return "cold";
+    case NZONE_WARM_CLEAN: return "warm";
+    case NZONE_WARM_CRASH: return "crash_recovery";
+    }
+    return "unknown";
+}
