@@ -95,7 +95,8 @@ is("@missing", '', 'every doc/*.md and README.md installed');
 
 # ---- the unit names installed paths
 my $unit_text = slurp("$dest$unit");
-my ($exec_start) = $unit_text =~ /^ExecStart=(.*)$/m;
+(my $unit_joined = $unit_text) =~ s/\\\n\s*/ /g;
+my ($exec_start) = $unit_joined =~ /^ExecStart=(.*)$/m;
 my ($exec, $exec_conf) = split ' ', $exec_start // '';
 is($exec, $wrapper, 'unit: ExecStart runs the installed wrapper');
 is($exec_conf, $conf, 'unit: the wrapper reads the installed conf');
@@ -111,7 +112,8 @@ SKIP: {
     skip 'systemd-analyze is not installed', 3 unless $analyze;
     # verify checks ExecStart's program exists: point it into DESTDIR
     my $dir = tempdir('verify-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-    (my $copy = $unit_text) =~ s{^(ExecStart=)(\S+) (\S+)}{$1$dest$2 $dest$3}m;
+    (my $copy = $unit_text) =~ s{\Q$wrapper\E}{$dest$wrapper}g;
+    $copy =~ s{\Q$conf\E}{$dest$conf}g;
     spew("$dir/tiercached.service", $copy);
     my $report = `cd '$dir' && '$analyze' verify --man=no \\
         '$dir/tiercached.service' 2>&1`;
