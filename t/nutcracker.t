@@ -59,8 +59,11 @@ if ($proxy_pid == 0) {
     open STDIN, '<', '/dev/null';
     open STDOUT, '>', "$dir/nutcracker.out";
     open STDERR, '>&', \*STDOUT;
-    exec $nutcracker, '-c', $conf, '-s', $stats_port, '-a', '127.0.0.1',
-        '-o', "$dir/nutcracker.log";
+    {
+        no warnings 'exec';
+        exec $nutcracker, '-c', $conf, '-s', $stats_port, '-a', '127.0.0.1',
+            '-o', "$dir/nutcracker.log";
+    }
     POSIX::_exit(127);
 }
 END {
