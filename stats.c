@@ -4,9 +4,9 @@
  * Owns the ADD_STAT plumbing (append_stat formats one line, and
  * append_ascii_stats writes it to a connection), the general stats listing
  * in memcached 1.6.18's order and names (the storage lines come from
- * storage_stats_general in items_stats.c; our own additions follow them),
- * the settings listing, and the per-key-prefix counters behind `stats
- * detail`.
+ * storage_stats_general in items_stats.c; our own additions follow them,
+ * the server's name and version last), the settings listing, and the
+ * per-key-prefix counters behind `stats detail`.
  *
  * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
  * guards struct server_stats; per-thread counters are summed without locks.
@@ -198,6 +198,11 @@ void server_stats(ADD_STAT add_stats, void *c)
     struct slabs_totals sl;
     slabs_get_totals(&sl);
     APPEND_U64("slab_reassign_busy_aborts", sl.reassign_busy_aborts);
+    /* `version` must keep answering memcached's version for clients that
+     * parse it; these name the server for operators and monitoring, last,
+     * where memcached-style clients skip what they do not know */
+    append_stat("server", add_stats, c, "%s", PACKAGE_NAME);
+    append_stat("tiercached_version", add_stats, c, "%s", PACKAGE_VERSION);
     free(ts);
 }
 

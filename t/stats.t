@@ -1,8 +1,10 @@
 #!/usr/bin/perl
 # stats.t: every field that prometheus memcached_exporter and memcached-tool
 # read exists in `stats`, `stats settings`, `stats items`, `stats slabs`,
-# `stats sizes` and `stats conns`; counters move with traffic; `stats
-# reset`; `stats detail on|dump|off`; `stats cachedump` format and errors.
+# `stats sizes` and `stats conns`; counters move with traffic; `stats`
+# names tiercached and its version after memcached's fields while `version`
+# keeps memcached's reply; `stats reset`; `stats detail on|dump|off`;
+# `stats cachedump` format and errors.
 use strict;
 use warnings;
 use FindBin;
@@ -72,6 +74,32 @@ my @missing = grep { !exists $st->{$_} } @general;
 is("@missing", '', 'stats: every general field present');
 like($st->{_raw}, qr/\A(?:STAT \S+ [^\r\n]*\r\n)+END\r\n\z/, 'stats: STAT lines then END');
 is($st->{version}, '1.6.18', 'version 1.6.18');
+reply_is(send_recv($sock, "version\r\n"), "VERSION 1.6.18\r\n",
+    'version command keeps memcached\'s reply');
+
+# the server names itself after every memcached field, where clients that
+# parse memcached's stats skip names they do not know
+my ($pkg_version) = do {
+    open my $ac, '<', repo_root() . '/configure.ac' or die "configure.ac: $!";
+    map { /^AC_INIT\(\[tiercached\], \[([^\]]+)\]/ ? $1 : () } <$ac>;
+};
+is($st->{server}, 'tiercached', 'stats: server names tiercached');
+is($st->{tiercached_version}, $pkg_version,
+    'stats: tiercached_version is the package version (configure.ac)');
+my @order = $st->{_raw} =~ /^STAT (\S+) /mg;
+is_deeply([@order[-2, -1]], ['server', 'tiercached_version'],
+    'stats: the two identification lines come last');
+my @memcached_names = @general;
+if (-x stock_bin()) {
+    my $stock = stock_memcached('-m 64');
+    @memcached_names = grep { !/^_/ } keys %{ $stock->stats };
+    $stock->stop;
+}
+my %position;
+@position{@order} = 0 .. $#order;
+my @after = grep { defined $position{$_} && $position{$_} > $position{server} }
+    @memcached_names;
+is("@after", '', 'stats: no memcached field after the identification lines');
 is($st->{pid}, $server->pid, 'pid is the server pid');
 is($st->{threads}, 2, 'threads reflects -t');
 is($st->{max_connections}, 500, 'max_connections reflects -c');
