@@ -15,8 +15,8 @@
  * or the index already holds a version with a higher cas (a crash between
  * linking a new version and unsealing the old one leaves both sealed).
  * Whatever is not linked is unsealed, so the next recovery sees the same.
- * The index grows as the scan fills it; memory stays bounded by the index
- * and the chunk bitmaps the server needs anyway.
+ * The index is sized once before the scan; memory stays bounded by the
+ * index and the chunk bitmaps the server needs anyway.
  *
  * Locks: the scan runs in storage_init and the save in storage_shutdown,
  * each while no other thread touches storage; both still take the item
@@ -55,6 +55,7 @@ static struct {
     double seconds;
     uint64_t saved;               /* D items written to N at the stop */
     uint64_t unsaved;             /* D items that found no N chunk */
+    uint64_t max_cas;             /* of the items recovered */
 } rs;
 
 static double seconds_since(const struct timespec *t0)
@@ -92,7 +93,9 @@ static void do_link_recovered(const struct nitem_probe *p, uint64_t hv)
                  true);
     ctr_add(&total_items, 1);
     tier_reassign_note(h->clsid, -1, 0);
-    items_cas_at_least(h->cas);
+    if (h->cas > rs.max_cas) {
+        rs.max_cas = h->cas;
+    }
     rs.recovered++;
 }
 
@@ -117,12 +120,11 @@ static void do_keep_newer(uint64_t *locp, const struct nitem_probe *p,
 static void recover_chunk(uint64_t off, unsigned int id)
 {
     struct nitem_probe p;
-    nitem_hdr h;
-    nitem_read_header(off, &h, sizeof(h));
+    nitem_probe_stored(off, &p);
+    nitem_hdr h = p.u.hdr;
     if (h.seal != nzone_seal()) {
         return;
     }
-    nitem_probe_stored(off, &p);
     const char *key = p.u.buf + sizeof(nitem_hdr);
     if (!header_fits(&h, id, off)
             || p.len < sizeof(nitem_hdr) + h.nkey
@@ -154,7 +156,10 @@ static void recover_chunk(uint64_t off, unsigned int id)
     item_unlock(h.hv);
 }
 
-/* Grow the index ahead of the scan as its thread would while serving. */
+/* Size the index for every chunk of the given pages before the scan:
+ * a page is given only when its class has no free chunk, so that is the
+ * zone's peak item count, and growing once up front spares the scan the
+ * rehashing (each moved N item's hash is read back from NVM). */
 static void grow_index_for(uint64_t items)
 {
     struct assoc_stats st;
@@ -182,6 +187,12 @@ static void scan_zone(void)
     uint64_t used = slabs_tier_pages_used();
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
+    uint64_t chunks = 0;
+    for (uint64_t page = 0; page < used; page++) {
+        unsigned int id = slabs_tier_clsid(page * page_size);
+        chunks += id == 0 ? 0 : slabs_chunks_per_page(id);
+    }
+    grow_index_for(chunks);
     for (uint64_t page = 0; page < used; page++) {
         unsigned int id = slabs_tier_clsid(page * page_size);
         if (id == 0) {
@@ -192,7 +203,6 @@ static void scan_zone(void)
         for (unsigned int c = 0; c < perslab; c++) {
             recover_chunk(page * page_size + (uint64_t)c * size, id);
         }
-        grow_index_for(rs.recovered);
         report_progress(page + 1, &last);
     }
 }
@@ -231,6 +241,7 @@ void items_restart_recover(const struct nzone_attach_result *start)
                                              : "not stopped in order",
             rs.pages);
     scan_zone();
+    items_cas_at_least(rs.max_cas);
     slabs_tier_restore_done();
     rs.seconds = seconds_since(&t0);
     fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
