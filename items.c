@@ -69,6 +69,8 @@
 #include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
+#include "items_restore_d.h"
+#include "memfile.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -980,6 +982,7 @@ void storage_init(void)
     memset(ccount, 0, sizeof(ccount));
     atomic_store(&total_items, 0);
     atomic_store(&cas_id, 0);
+    memfile_open();             /* -e: the D-zone's pages in a file */
     slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
     tiering = false;
     active_policy = &policy_dram;
@@ -1006,6 +1009,7 @@ void storage_init(void)
     if (settings.track_sizes) {
         item_stats_sizes_enable();
     }
+    items_d_restore();          /* -e: a graceful stop's D items */
 }
 
 int storage_start_threads(void)
@@ -1035,6 +1039,8 @@ static void storage_stop_threads(void)
 void storage_shutdown(bool graceful)
 {
     storage_stop_threads();
-    (void)graceful;
+    if (graceful) {
+        items_d_save();         /* -e: PATH.meta (doc/restart.md) */
+    }
 }
 
