@@ -655,9 +655,9 @@ bool slabs_region_adopt(const struct slabs_region_page *pages,
     pthread_mutex_lock(&slabs_lock);
     ok = region_table_fits(zm, pages, npages, carved, per_owner, err,
                            errlen);
+    /* nothing carved yet (region_table_fits): every owner is empty */
     for (unsigned int id = 0; ok && id <= power_largest; id++) {
-        ok = owner_pool(id)->npages == 0
-            && pool_reserve(owner_pool(id), per_owner[id]);
+        ok = pool_reserve(owner_pool(id), per_owner[id]);
         if (!ok) {
             snprintf(err, errlen, "out of memory for the page lists");
         }
