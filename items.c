@@ -69,6 +69,8 @@
 #include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
+#include "items_restore_d.h"
+#include "memfile.h"
 #include "migrate.h"
 #include "nzone.h"
 #include "slabs.h"
@@ -991,6 +993,7 @@ void storage_init(void)
     memset(ccount, 0, sizeof(ccount));
     atomic_store(&total_items, 0);
     atomic_store(&cas_id, 0);
+    memfile_open();             /* -e: the D-zone's pages in a file */
     slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
     tiering = false;
     active_policy = &policy_dram;
@@ -1025,6 +1028,11 @@ int storage_start_threads(void)
     if (tiering) {
         items_restart_recover(&zone_start);
     }
+    /* -e: a graceful stop's D items, on the clock the N-zone resumed */
+    items_d_restore();
+    if (tiering) {
+        items_restart_serving();
+    }
     int rc = slabs_start_rebalance_thread();
     if (rc == 0 && settings.hash_expand) {
         rc = assoc_start_expand_thread();
@@ -1050,8 +1058,12 @@ static void storage_stop_threads(void)
 void storage_shutdown(bool graceful)
 {
     storage_stop_threads();
+    if (graceful) {
+        items_d_save();         /* -e: PATH.meta (doc/restart.md) */
+    }
     if (tiering) {
-        items_restart_save(graceful);
+        /* with -e the D items stay in the memory file */
+        items_restart_save(graceful && !memfile_active());
     }
 }
 

@@ -201,6 +201,8 @@ static inline bool n_is_dead(const nitem_hdr *h, uint64_t loc)
  * restart_* lines. */
 struct nzone_attach_result;
 void items_restart_recover(const struct nzone_attach_result *start);
+/* Everything is restored and the clock settled: the zone is in use. */
+void items_restart_serving(void);
 void items_restart_save(bool graceful);
 void items_restart_stats(ADD_STAT add_stats, void *c);
 

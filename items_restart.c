@@ -223,7 +223,6 @@ void items_restart_recover(const struct nzone_attach_result *start)
             fprintf(stderr, "[restart] N-zone %s: %s; starting with a clean "
                     "N-zone\n", zone_name(), start->why_cold);
         }
-        nzone_mark_running();
         return;
     }
     struct timespec t0;
@@ -249,7 +248,11 @@ void items_restart_recover(const struct nzone_attach_result *start)
             " older versions, %" PRIu64 " corrupt)\n", zone_name(),
             rs.recovered, rs.seconds, rs.expired, rs.flushed, rs.older,
             rs.corrupt);
-    nzone_mark_running();
+}
+
+void items_restart_serving(void)
+{
+    nzone_mark_running(process_started);
 }
 
 /* ---- a graceful stop ---- */

@@ -327,12 +327,25 @@ void nzone_set_page_class(uint64_t page, unsigned int id)
 
 /* ---- the running server's words ---- */
 
-void nzone_mark_running(void)
+void nzone_mark_running(time_t epoch)
 {
-    if (nz.attached) {
-        uint32_t state = STATE_RUNNING;
-        write_word(&nz.super->state, &state, sizeof(state));
+    if (!nz.attached) {
+        return;
     }
+    struct nzone_super s;
+    nvm_read(&s, nz.super, sizeof(s));
+    if (s.epoch != (int64_t)epoch) {
+        /* a cold zone whose clock a restored memory file chose: the
+         * magic goes while the checksummed fields change */
+        s.epoch = (int64_t)epoch;
+        s.checksum = static_checksum(&s);
+        write_word(nz.super->magic, (char[8]){ 0 }, sizeof(s.magic));
+        write_word(&nz.super->epoch, &s.epoch, sizeof(s.epoch));
+        write_word(&nz.super->checksum, &s.checksum, sizeof(s.checksum));
+        write_word(nz.super->magic, nzone_magic, sizeof(nzone_magic));
+    }
+    uint32_t state = STATE_RUNNING;
+    write_word(&nz.super->state, &state, sizeof(state));
 }
 
 void nzone_mark_stopped(rel_time_t now, uint64_t max_cas)

@@ -83,9 +83,10 @@ unsigned int nzone_page_class(uint64_t page);
  * chunks is handed out. */
 void nzone_set_page_class(uint64_t page, unsigned int id);
 
-/* The server is about to serve: a later start without nzone_mark_stopped
- * is a crash recovery. */
-void nzone_mark_running(void);
+/* The server is about to serve on the clock of `epoch` (process_started,
+ * which a restored -e memory file may have moved after a cold format): a
+ * later start without nzone_mark_stopped is a crash recovery. */
+void nzone_mark_running(time_t epoch);
 /* An orderly stop: the clock and the cas counter, then the stopped mark,
  * each durable before the next. */
 void nzone_mark_stopped(rel_time_t now, uint64_t max_cas);

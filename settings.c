@@ -18,12 +18,15 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 struct settings settings;
 
@@ -130,7 +133,11 @@ static void usage(void)
 "-F, --disable-flush-all   disable flush_all command\n"
 "-X, --disable-dumping     disable stats cachedump and lru_crawler metadump\n"
 "-W, --disable-watch       disable watch commands (live logging)\n"
-"-S, -Z, -e, -Y            SASL, TLS, memory file, auth file: not supported yet\n"
+"-e, --memory-file=<file>  (EXPERIMENTAL) mmap a file for item memory.\n"
+"                          use only in ram disks or persistent memory"
+" mounts!\n"
+"                          enables restartable cache (stop with SIGUSR1)\n"
+"-S, -Z, -Y                SASL, TLS, auth file: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -674,8 +681,11 @@ void settings_parse(int argc, char **argv)
         case 'Z':
             die("TLS (-Z) is not supported yet by tiercached.");
         case 'e':
-            die("Memory file (-e) is not supported yet by tiercached; "
-                "see -o nvm_path for the slow tier.");
+            if (optarg[0] == '\0') {
+                die("-e needs a file name");
+            }
+            settings.memory_file = optarg;
+            break;
         case 'Y':
             die("ASCII authentication (-Y) is not supported yet by "
                 "tiercached.");
@@ -722,6 +732,28 @@ static void check_tier_settings(void)
     }
 }
 
+/* -e names a file relative to where the server was started; -d changes
+ * directory before the file is opened (doc/restart.md). */
+static void absolute_memory_file(void)
+{
+    char cwd[PATH_MAX];
+    const char *path = settings.memory_file;
+    if (path == NULL || path[0] == '/') {
+        return;
+    }
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        die("-e %s: cannot tell the current directory: %s", path,
+            strerror(errno));
+    }
+    size_t len = strlen(cwd) + strlen(path) + 2;
+    char *abs = malloc(len);
+    if (abs == NULL) {
+        die("Failed to allocate memory for -e");
+    }
+    snprintf(abs, len, "%s/%s", cwd, path);
+    settings.memory_file = abs;
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -736,5 +768,6 @@ void settings_check(void)
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
     settings.num_threads_per_udp = settings.num_threads;
+    absolute_memory_file();
     check_tier_settings();
 }

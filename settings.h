@@ -64,6 +64,8 @@ struct settings {
     bool watch_enabled;           /* !-W */
     bool lock_memory;             /* -k */
     bool large_pages;             /* -L */
+    char *memory_file;            /* -e: D-zone item memory in this file
+                                     (memfile.h; doc/restart.md) */
     bool hash_expand;             /* !no_hashexpand */
     int hashpower_init;
     int tail_repair_time;

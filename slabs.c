@@ -5,6 +5,10 @@
  *   - the class table (chunk size and chunks per page of each class),
  *   - per class and zone: the pages and the free list (struct slab_pool),
  *   - the memory budget (-m, -L preallocation, cache_memlimit),
+ *   - with -e, the memory file's mapping as the page region, and its page
+ *     table: saved at a graceful stop and adopted at start-up so that the
+ *     pages come back to their classes (memfile.c keeps the file,
+ *     items_restore_d.c the items in it; doc/restart.md),
  *   - the global page pool (pages reassigned to class 0),
  *   - the rebalance thread (the page mover) that moves one page between
  *     classes, for `slabs reassign` and tier_reassign.c; items.c's evictor
@@ -74,10 +78,19 @@ typedef struct {
 struct zone_memory {
     size_t limit;
     size_t malloced;
-    char *prealloc_base;          /* -L: one region, carved page by page */
+    char *prealloc_base;          /* -L or -e: one region, carved page by
+                                     page */
     size_t prealloc_size;
     size_t prealloc_used;
+    bool region_is_file;          /* -e: memfile.c's mapping, not ours */
 };
+
+/* -e: the memory file's mapping, given by slabs_set_page_region for the
+ * next slabs_init. */
+static struct {
+    char *base;
+    size_t size;
+} file_region;
 
 static slabclass_t slabclass[MAX_NUMBER_OF_SLAB_CLASSES];
 static unsigned int power_largest;
@@ -233,6 +246,14 @@ static char *page_alloc(void)
     return p;
 }
 
+/* Best effort: -L asks for large pages, the kernel may decline. */
+static void advise_large_pages(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+}
+
 static char *prealloc_region(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -240,11 +261,42 @@ static char *prealloc_region(size_t size)
     if (p == MAP_FAILED) {
         return NULL;
     }
-#ifdef MADV_HUGEPAGE
-    /* Best effort: -L asks for large pages, the kernel may decline. */
-    (void)madvise(p, size, MADV_HUGEPAGE);
-#endif
+    advise_large_pages(p, size);
     return p;
+}
+
+void slabs_set_page_region(void *base, size_t size)
+{
+    file_region.base = base;
+    file_region.size = size;
+}
+
+/* The region pages are carved from: the memory file's, else with -L an
+ * anonymous one, else none (pages are malloc'd one by one). */
+static void setup_region(struct zone_memory *zm, size_t limit, bool prealloc)
+{
+    if (file_region.base != NULL) {
+        zm->prealloc_base = file_region.base;
+        zm->prealloc_size = file_region.size;
+        zm->region_is_file = true;
+        if (prealloc) {
+            advise_large_pages(file_region.base, file_region.size);
+        }
+        bind_dram(file_region.base, file_region.size);
+        return;
+    }
+    if (!prealloc || limit == 0) {
+        return;
+    }
+    char *base = prealloc_region(limit);
+    if (base == NULL) {
+        fprintf(stderr, "Warning: failed to preallocate %zu bytes (%s);"
+                " allocating pages on demand\n", limit, strerror(errno));
+        return;
+    }
+    zm->prealloc_base = base;
+    zm->prealloc_size = limit;
+    bind_dram(base, limit);
 }
 
 void slabs_init(size_t limit, double factor, bool prealloc)
@@ -262,17 +314,7 @@ void slabs_init(size_t limit, double factor, bool prealloc)
     build_classes(factor);
 
     zone_mem[SLAB_ZONE_DRAM].limit = limit;
-    if (prealloc && limit > 0) {
-        char *base = prealloc_region(limit);
-        if (base == NULL) {
-            fprintf(stderr, "Warning: failed to preallocate %zu bytes (%s);"
-                    " allocating pages on demand\n", limit, strerror(errno));
-        } else {
-            zone_mem[SLAB_ZONE_DRAM].prealloc_base = base;
-            zone_mem[SLAB_ZONE_DRAM].prealloc_size = limit;
-            bind_dram(base, limit);
-        }
-    }
+    setup_region(&zone_mem[SLAB_ZONE_DRAM], limit, prealloc);
 }
 
 static void pool_release_pages(struct slab_pool *p, bool from_malloc)
@@ -296,10 +338,11 @@ void slabs_destroy(void)
         pool_release_pages(&slabclass[id].pool[SLAB_ZONE_DRAM], from_malloc);
     }
     pool_release_pages(&global_pool, from_malloc);
-    if (zm->prealloc_base != NULL) {
+    if (zm->prealloc_base != NULL && !zm->region_is_file) {
         munmap(zm->prealloc_base, zm->prealloc_size);
     }
     memset(zm, 0, sizeof(*zm));
+    memset(&file_region, 0, sizeof(file_region));
     power_largest = 0;
 }
 
@@ -483,6 +526,178 @@ bool slabs_adjust_mem_limit(size_t new_mem_limit)
     }
     pthread_mutex_unlock(&slabs_lock);
     return ok;
+}
+
+/* ---- the region's page table (-e, doc/restart.md) ---- */
+
+/* Region pages are numbered from its start. */
+static uint32_t region_page_index(const struct zone_memory *zm,
+                                  const char *page)
+{
+    return (uint32_t)((size_t)(page - zm->prealloc_base) / page_size);
+}
+
+static void list_pool_pages(const struct zone_memory *zm,
+                            const struct slab_pool *p, unsigned int clsid,
+                            struct slabs_region_page *out, unsigned int *n)
+{
+    for (unsigned int i = 0; i < p->npages; i++) {
+        out[*n].index = region_page_index(zm, p->pages[i]);
+        out[*n].clsid = clsid;
+        (*n)++;
+    }
+}
+
+bool slabs_region_pages(struct slabs_region_page **out, unsigned int *npages,
+                        unsigned int *carved)
+{
+    struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    bool ok = true;
+
+    *out = NULL;
+    *npages = 0;
+    pthread_mutex_lock(&slabs_lock);
+    *carved = (unsigned int)(zm->prealloc_used / page_size);
+    size_t total = global_pool.npages;
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        total += slabclass[id].pool[SLAB_ZONE_DRAM].npages;
+    }
+    if (zm->prealloc_base != NULL && total > 0) {
+        *out = malloc(total * sizeof(**out));
+        ok = *out != NULL;
+    }
+    if (*out != NULL) {
+        list_pool_pages(zm, &global_pool, 0, *out, npages);
+        for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+            list_pool_pages(zm, &slabclass[id].pool[SLAB_ZONE_DRAM], id,
+                            *out, npages);
+        }
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return ok;
+}
+
+/* Checks an earlier run's table against this region and class table;
+ * counts the pages of each owner (0: the global pool) in per_owner. */
+static bool region_table_fits(const struct zone_memory *zm,
+                              const struct slabs_region_page *pages,
+                              unsigned int npages, unsigned int carved,
+                              unsigned int *per_owner, char *err,
+                              size_t errlen)
+{
+    if (zm->prealloc_base == NULL || zm->prealloc_used != 0) {
+        snprintf(err, errlen, "no fresh page region to restore into");
+        return false;
+    }
+    if ((size_t)carved > zm->prealloc_size / page_size) {
+        snprintf(err, errlen, "%u pages carved, the region holds %zu",
+                 carved, zm->prealloc_size / page_size);
+        return false;
+    }
+    uint8_t *seen = calloc(carved + 1, 1);
+    if (seen == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (unsigned int i = 0; i < npages && ok; i++) {
+        uint32_t index = pages[i].index, clsid = pages[i].clsid;
+        if (index >= carved || seen[index]) {
+            snprintf(err, errlen, "page %u listed twice or past the %u "
+                     "carved", index, carved);
+            ok = false;
+        } else if (clsid > power_largest) {
+            snprintf(err, errlen, "page %u of unknown class %u", index,
+                     clsid);
+            ok = false;
+        } else {
+            seen[index] = 1;
+            per_owner[clsid]++;
+        }
+    }
+    free(seen);
+    return ok;
+}
+
+/* Room for `count` pages in p's list, in one allocation. */
+static bool pool_reserve(struct slab_pool *p, unsigned int count)
+{
+    if (count == 0) {
+        return true;
+    }
+    p->pages = malloc(count * sizeof(*p->pages));
+    p->pages_cap = p->pages != NULL ? count : 0;
+    return p->pages != NULL;
+}
+
+static struct slab_pool *owner_pool(unsigned int clsid)
+{
+    return clsid == 0 ? &global_pool : &slabclass[clsid].pool[SLAB_ZONE_DRAM];
+}
+
+static void do_release_owner_lists(void)
+{
+    for (unsigned int id = 0; id <= power_largest; id++) {
+        struct slab_pool *p = owner_pool(id);
+        free(p->pages);
+        memset(p, 0, sizeof(*p));
+    }
+}
+
+bool slabs_region_adopt(const struct slabs_region_page *pages,
+                        unsigned int npages, unsigned int carved,
+                        char *err, size_t errlen)
+{
+    struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    unsigned int per_owner[MAX_NUMBER_OF_SLAB_CLASSES] = { 0 };
+    bool ok;
+
+    pthread_mutex_lock(&slabs_lock);
+    ok = region_table_fits(zm, pages, npages, carved, per_owner, err,
+                           errlen);
+    /* nothing carved yet (region_table_fits): every owner is empty */
+    for (unsigned int id = 0; ok && id <= power_largest; id++) {
+        ok = pool_reserve(owner_pool(id), per_owner[id]);
+        if (!ok) {
+            snprintf(err, errlen, "out of memory for the page lists");
+        }
+    }
+    if (ok) {
+        for (unsigned int i = 0; i < npages; i++) {
+            struct slab_pool *p = owner_pool(pages[i].clsid);
+            p->pages[p->npages++] = zm->prealloc_base
+                + (size_t)pages[i].index * page_size;
+        }
+        zm->prealloc_used = (size_t)carved * page_size;
+        zm->malloced = zm->prealloc_used;
+    } else {
+        do_release_owner_lists();
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return ok;
+}
+
+void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg)
+{
+    /* Start-up: nothing else changes the page lists meanwhile.  keep()
+     * runs without the slabs lock so that it may take others.  Pages and
+     * chunks go last first, so that the free lists hand chunks out in
+     * address order, as after carve_page. */
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        slabclass_t *cls = &slabclass[id];
+        struct slab_pool *p = &cls->pool[SLAB_ZONE_DRAM];
+        for (unsigned int n = p->npages; n-- > 0;) {
+            for (unsigned int i = cls->perslab; i-- > 0;) {
+                item *chunk = (item *)(p->pages[n] + (size_t)i * cls->size);
+                if (keep(chunk, id, arg)) {
+                    continue;
+                }
+                pthread_mutex_lock(&slabs_lock);
+                freelist_push(p, chunk);
+                pthread_mutex_unlock(&slabs_lock);
+            }
+        }
+    }
 }
 
 /* ---- page reassignment ---- */

@@ -26,8 +26,42 @@ enum slab_zone {
  * budget for pages (settings.maxbytes); with prealloc the whole budget is
  * reserved up front (-L) and pages are carved from it. */
 void slabs_init(size_t limit, double factor, bool prealloc);
-/* Release every page (tests and clean shutdown). */
+/* Release every page (tests and clean shutdown).  A region given by
+ * slabs_set_page_region stays mapped: it is its giver's. */
 void slabs_destroy(void);
+
+/* -e (doc/restart.md): carve the D-zone's pages from [base, base + size),
+ * the memory file's mapping, instead of malloc or an anonymous -L region.
+ * Call before slabs_init; it holds until slabs_destroy. */
+void slabs_set_page_region(void *base, size_t size);
+
+/* The memory file's page table: which owner holds each page carved from
+ * the region.  Page `index` is the region's bytes [index * page size,
+ * (index + 1) * page size); clsid 0 is the global pool. */
+struct slabs_region_page {
+    uint32_t index;
+    uint32_t clsid;
+};
+/* Every page carved from the region, owner by owner (the global pool,
+ * then the classes by id), each owner's in the order it holds them: a
+ * malloc'd array of *npages entries in *out (NULL when none), and in
+ * *carved how many pages have been carved.  False when out of memory. */
+bool slabs_region_pages(struct slabs_region_page **out, unsigned int *npages,
+                        unsigned int *carved);
+/* Start-up, before any page is carved: give the pages of such a table,
+ * saved by an earlier run over the same region with the same classes,
+ * back to their owners in their order; `carved` pages count as carved.
+ * The class pages' chunks are on no free list until
+ * slabs_region_sort_chunks.  False, with nothing changed and the reason
+ * in err, when the table cannot be this region's. */
+bool slabs_region_adopt(const struct slabs_region_page *pages,
+                        unsigned int npages, unsigned int carved,
+                        char *err, size_t errlen);
+/* Then, still at start-up: keep() sees every chunk of every class page
+ * (with its class) and says whether it keeps it (a live item it linked);
+ * the others go on their class's free list. */
+typedef bool (*slabs_chunk_keep)(item *chunk, unsigned int clsid, void *arg);
+void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg);
 
 /* Classes are 1..slabs_largest_clsid(); unsigned int slabs_clsid(size) in
  * items.h maps a size to its class (0 = too large). */

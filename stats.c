@@ -310,7 +310,8 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     append_stat("slab_automove_freeratio", add_stats, c, "%.3f",
                 settings.slab_automove_freeratio);
     append_stat("ssl_enabled", add_stats, c, "%s", "no");
-    append_stat("memory_file", add_stats, c, "%s", "(null)");
+    append_stat("memory_file", add_stats, c, "%s",
+                settings.memory_file ? settings.memory_file : "(null)");
     tier_settings_stats(add_stats, c);
 }
 
