@@ -20,6 +20,9 @@
  * re-arms after any close, checking for one every 10 ms; see
  * doc/protocol.md.
  *
+ * At shutdown accept_pause_stop takes both events off the main loop and
+ * closes the pipe, once no worker is left to write to it.
+ *
  * Threads and locks: everything here runs on the main thread, except
  * accept_pause_conn_closed (workers), which touches only the atomic
  * wake_armed and the pipe.  The counters are in struct server_stats,
@@ -43,7 +46,7 @@
 
 static struct event wake_event;      /* a worker closed a connection */
 static struct event recheck_event;   /* the safety net */
-static int wake_pipe[2];
+static int wake_pipe[2] = { -1, -1 };
 static _Atomic bool wake_armed;      /* the next close should wake us */
 static bool paused;
 static struct timespec paused_since;
@@ -151,4 +154,14 @@ void accept_pause_conn_closed(void)
     char byte = 'w';
     ssize_t unused = write(wake_pipe[1], &byte, 1);
     (void)unused;
+}
+
+void accept_pause_stop(void)
+{
+    event_del(&wake_event);
+    event_del(&recheck_event);
+    atomic_store(&wake_armed, false);
+    close(wake_pipe[0]);
+    close(wake_pipe[1]);
+    wake_pipe[0] = wake_pipe[1] = -1;
 }

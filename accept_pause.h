@@ -22,5 +22,8 @@ void accept_pause_init(struct event_base *main_base);
 void accept_pause(void);
 /* Any worker, after it closed a client connection. */
 void accept_pause_conn_closed(void);
+/* Main thread, at shutdown, once the listeners are closed and the
+ * workers joined: nothing here runs again. */
+void accept_pause_stop(void);
 
 #endif

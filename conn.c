@@ -2,17 +2,19 @@
  * conn.c: client connections and the state machine that serves them.
  *
  * Owns the per-fd table of connection structs (reused with the fd, as
- * memcached does), a connection's life (new, shrink, close, idle_timeout),
- * its response queue (resp_*, out_string), reading requests and values,
- * swallowing rejected ones, flushing replies with sendmsg (TCP) or
- * datagrams (UDP), and `stats conns`.  Commands themselves are parsed by
- * proto_text.c; listeners and accept() are listen.c's.
+ * memcached does), a connection's life (new, shrink, close, idle_timeout,
+ * a worker closing all of its own at shutdown), its response queue
+ * (resp_*, out_string), reading requests and values, swallowing rejected
+ * ones, flushing replies with sendmsg (TCP) or datagrams (UDP), and
+ * `stats conns`.  Commands themselves are parsed by proto_text.c;
+ * listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
- * connection is touched only by the worker that owns it; the table `conns`
- * is read by `stats conns` through the published fields (pub_*), which
- * are atomics, and walked by every worker for idle_timeout, which finds
- * its own connections by pub_owner.
+ * connection is touched only by the worker that owns it (a listener by
+ * the main thread); the table `conns` is read by `stats conns` through
+ * the published fields (pub_*), which are atomics, and walked by every
+ * worker for idle_timeout and at shutdown, finding its own connections
+ * by pub_owner.
  */
 #include "config.h"
 #include "conn.h"
@@ -295,19 +297,43 @@ static bool conn_is_idle(conn *c, rel_time_t now)
            now - c->last_cmd_time > (rel_time_t)settings.idle_timeout;
 }
 
-/* idle_timeout: run once a second by each worker (thread.c).  The walk
- * reads every slot's pub_owner but touches only the connections whose
- * owner is `me`: only a worker stores itself there, and it clears it when
- * it closes the connection, so reading back `me` means the connection is
- * ours. */
+void conn_drop(conn *c)
+{
+    if (IS_UDP(c->transport)) {
+        /* the socket is shared by every worker: listen.c closes it */
+        event_del(&c->event);
+        conn_cleanup(c);
+        pthread_mutex_lock(&stats_lock);
+        stats.curr_conns--;
+        pthread_mutex_unlock(&stats_lock);
+        conn_free_buffers(c);
+        return;
+    }
+    conn_set_state(c, conn_closing);
+    drive_machine(c);
+}
+
+/* The connection in slot fd if worker me owns it.  Other workers' slots
+ * are read but never touched: only a worker stores itself in pub_owner,
+ * and it clears it when it closes the connection, so reading back `me`
+ * means the connection is ours. */
+static conn *conn_owned_by(LIBEVENT_THREAD *me, int fd)
+{
+    conn *c = atomic_load(&conns[fd]);
+    if (c == NULL ||
+        atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me) {
+        return NULL;
+    }
+    return c;
+}
+
+/* idle_timeout: run once a second by each worker (thread.c). */
 void conns_close_idle(LIBEVENT_THREAD *me)
 {
     rel_time_t now = current_time;
     for (int fd = 0; fd < max_fds; fd++) {
-        conn *c = atomic_load(&conns[fd]);
-        if (c == NULL ||
-            atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me ||
-            !conn_is_idle(c, now)) {
+        conn *c = conn_owned_by(me, fd);
+        if (c == NULL || !conn_is_idle(c, now)) {
             continue;
         }
         if (settings.verbose > 1) {
@@ -316,8 +342,17 @@ void conns_close_idle(LIBEVENT_THREAD *me)
         pthread_mutex_lock(&stats_lock);
         stats.idle_kicks++;
         pthread_mutex_unlock(&stats_lock);
-        conn_set_state(c, conn_closing);
-        drive_machine(c);
+        conn_drop(c);
+    }
+}
+
+void conns_close_owned(LIBEVENT_THREAD *me)
+{
+    for (int fd = 0; fd < max_fds; fd++) {
+        conn *c = conn_owned_by(me, fd);
+        if (c != NULL) {
+            conn_drop(c);
+        }
     }
 }
 

@@ -143,8 +143,16 @@ void conn_close_after_write(conn *c);
 conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
                int read_buffer_size, enum network_transport transport,
                struct event_base *base);
+/* Close c now, from the worker that owns it (or, for a listener, the
+ * main thread), between two of its requests: queued replies get one
+ * non-blocking send, a value still arriving is lost.  A UDP connection's
+ * struct is freed, its shared socket left open. */
+void conn_drop(conn *c);
 /* idle_timeout, run by worker me's timer: close its idle connections */
 void conns_close_idle(LIBEVENT_THREAD *me);
+/* Shutdown, run by worker me: close every TCP and unix connection it
+ * owns (its UDP connections are thread.c's to drop). */
+void conns_close_owned(LIBEVENT_THREAD *me);
 
 /* Start-up: the per-fd table of connection structs, for fds below max_fds. */
 void conn_table_init(int max_fds);

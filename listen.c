@@ -8,8 +8,12 @@
  * Pausing accept() (descriptors run out, or -c under no_maxconns_fast)
  * is accept_pause.c's.
  *
- * Locks: the listeners are the main thread's; stats_lock guards the
- * counters it reads and bumps in `stats`.
+ * At shutdown it closes them: the listeners first, so that no client is
+ * accepted while the workers stop, the UDP sockets once no worker serves
+ * them any more (doc/design.md "Stopping").
+ *
+ * Locks: the listeners and the list of UDP sockets are the main thread's;
+ * stats_lock guards the counters it reads and bumps in `stats`.
  */
 #include "config.h"
 #include "listen.h"
@@ -37,6 +41,9 @@
 
 static struct event_base *listen_base;
 static conn *listen_conns;
+/* UDP sockets, served by every worker (dispatch_udp_socket) */
+static int *udp_fds;
+static int udp_count;
 
 static void reject_conn(int sfd)
 {
@@ -157,6 +164,18 @@ static void set_socket_options(int sfd, struct addrinfo *ai, bool is_udp)
     setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
+static void add_udp_socket(int sfd)
+{
+    int *grown = realloc(udp_fds, sizeof(*udp_fds) * (udp_count + 1));
+    if (grown == NULL) {
+        fprintf(stderr, "Failed to allocate memory for UDP sockets\n");
+        exit(EXIT_FAILURE);
+    }
+    udp_fds = grown;
+    udp_fds[udp_count++] = sfd;
+    dispatch_udp_socket(sfd);
+}
+
 static void add_listener(int sfd, enum network_transport transport)
 {
     conn *c = conn_new(sfd, conn_listening, EV_READ | EV_PERSIST, 1,
@@ -234,7 +253,7 @@ static int server_socket(const char *host, int port, bool is_udp,
             }
         }
         if (is_udp) {
-            dispatch_udp_socket(sfd);
+            add_udp_socket(sfd);
         } else {
             add_listener(sfd, tcp_transport);
         }
@@ -379,4 +398,23 @@ void listeners_open(struct event_base *base)
         fclose(portfile);
         rename(temp_portfile, portfile_name);
     }
+}
+
+void listeners_close(void)
+{
+    while (listen_conns != NULL) {
+        conn *c = listen_conns;
+        listen_conns = c->next;
+        conn_drop(c);
+    }
+}
+
+void udp_sockets_close(void)
+{
+    for (int i = 0; i < udp_count; i++) {
+        close(udp_fds[i]);
+    }
+    free(udp_fds);
+    udp_fds = NULL;
+    udp_count = 0;
 }

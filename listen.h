@@ -1,6 +1,7 @@
 /*
  * listen.h: the listening sockets (listen.c): TCP, UDP and the unix
- * socket, and accepting connections on them.  Main thread only.
+ * socket, accepting connections on them, and closing them at shutdown.
+ * Main thread only.
  */
 #ifndef LISTEN_H
 #define LISTEN_H
@@ -32,5 +33,9 @@ void listener_accept(struct conn *listener);
 void listeners_arm(bool on);
 /* -c reached: no connection may be accepted now. */
 bool conn_limit_reached(void);
+/* Shutdown: close the TCP and unix listeners (stop accepting). */
+void listeners_close(void);
+/* Shutdown, once the workers are stopped: close the UDP sockets. */
+void udp_sockets_close(void);
 
 #endif

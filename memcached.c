@@ -3,10 +3,11 @@
  *
  * Owns main() and the start-up order (settings, limits, privileges, the
  * N-zone, daemonizing, the clock, storage and its threads, the workers,
- * signals, listeners), shutdown on SIGTERM/SIGINT and graceful shutdown
- * on SIGUSR1 (both also by `shutdown [graceful]` with -A), and the
- * globals no single module owns: the server counters `stats` and the
- * opened N-zone `nvm_zone`.
+ * signals, listeners), the stop order after SIGTERM/SIGINT and, graceful,
+ * SIGUSR1 (both also by `shutdown [graceful]` with -A): listeners,
+ * workers, storage, N-zone (doc/design.md "Stopping"), and the globals
+ * no single module owns: the server counters `stats` and the opened
+ * N-zone `nvm_zone`.
  *
  * Locks: stats_lock guards `stats` (struct server_stats).  Everything
  * else here runs on the main thread.
@@ -81,6 +82,21 @@ static void install_signal_events(void)
     evsignal_add(&sigusr1_event, NULL);
 }
 
+/* Freeing the base gives the signals their default action back, and a
+ * second SIGTERM would then kill the process in its last steps: blocked,
+ * they stay pending until exit.  Only this thread is left to get them. */
+static void release_main_base(void)
+{
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    event_base_free(main_base);
+    main_base = NULL;
+}
+
 /* Start-up: map the N-zone (or check dram_node) before storage exists;
  * failures print why and stop with nothing left behind. */
 static void open_nvm_zone(void)
@@ -101,6 +117,26 @@ static void open_nvm_zone(void)
     }
 }
 
+
+/* After the main loop: every thread is gone before the storage they use,
+ * and the storage before the N-zone it lives on (doc/design.md
+ * "Stopping").  The main loop never runs again, so the clock and the
+ * accept pause's timers cannot fire into what is torn down. */
+static void server_stop(void)
+{
+    listeners_close();
+    memcached_thread_stop();
+    udp_sockets_close();
+    accept_pause_stop();
+    storage_shutdown(stop_graceful);
+    if (settings.nvm.size > 0) {
+        nvm_zone_close(&nvm_zone);
+    }
+    release_main_base();
+    if (settings.daemonize && settings.pid_file != NULL) {
+        unlink(settings.pid_file);
+    }
+}
 
 /* ------------------------------------------------------------------ */
 /* process setup                                                       */
@@ -253,12 +289,6 @@ int main(int argc, char **argv)
 
     event_base_loop(main_base, 0);
 
-    storage_shutdown(stop_graceful);
-    if (settings.nvm.size > 0) {
-        nvm_zone_close(&nvm_zone);
-    }
-    if (settings.daemonize && settings.pid_file != NULL) {
-        unlink(settings.pid_file);
-    }
+    server_stop();
     return EXIT_SUCCESS;
 }

@@ -7,6 +7,13 @@
  * With idle_timeout each worker also runs a one-second timer that closes
  * its own idle connections (conns_close_idle in conn.c).
  *
+ * Stopping (memcached_thread_stop, doc/design.md "Stopping"): a stop byte
+ * on the same pipe, behind every hand-off sent before it, makes the
+ * worker close all its connections between two callbacks, so that no
+ * request is cut in the middle, and leave its loop; the main thread joins
+ * it and frees what it ran on.  The descriptors and their stats stay, for
+ * the storage threads that read them until storage_shutdown.
+ *
  * Locks:
  *   - the striped item locks are item_locks.c's; workers start after them.
  *   - conn_queue.lock: guards one worker's queue of new connections.
@@ -43,6 +50,10 @@ struct conn_queue {
     pthread_mutex_t lock;
 };
 
+/* the bytes on a worker's notify pipe */
+#define NOTIFY_CONN 'c'     /* a connection waits in its queue */
+#define NOTIFY_STOP 's'     /* shutdown: close everything and return */
+
 LIBEVENT_THREAD *threads;
 static int nthreads_running;
 static int last_thread = -1;
@@ -78,35 +89,66 @@ static conn_queue_item *cq_pop(struct conn_queue *cq)
     return qi;
 }
 
-/* A worker's notify pipe became readable: adopt the queued connections. */
+static void adopt_queued_conn(LIBEVENT_THREAD *me)
+{
+    conn_queue_item *qi = cq_pop(me->new_conn_queue);
+    if (qi == NULL) {
+        return;
+    }
+    conn *c = conn_new(qi->sfd, qi->init_state, qi->event_flags,
+                       qi->read_buffer_size, qi->transport, me->base);
+    if (c == NULL) {
+        if (!IS_UDP(qi->transport)) {
+            fprintf(stderr, "Can't listen for events on fd %d\n",
+                    qi->sfd);
+            close(qi->sfd);
+        }
+    } else {
+        c->thread = me;
+        atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
+        if (IS_UDP(qi->transport)) {
+            /* not in conn.c's table: kept here to be dropped at stop */
+            c->next = me->udp_conns;
+            me->udp_conns = c;
+        }
+    }
+    free(qi);
+}
+
+/* The stop byte.  This runs between callbacks, so no request of this
+ * worker is half processed: a connection is between commands, waiting
+ * for the rest of a value (lost with it) or for room to send a reply.
+ * They are closed here, while the storage that the items they hold live
+ * in is still up. */
+static void worker_stop(LIBEVENT_THREAD *me)
+{
+    conns_close_owned(me);
+    while (me->udp_conns != NULL) {
+        conn *c = me->udp_conns;
+        me->udp_conns = c->next;
+        conn_drop(c);
+    }
+    if (me->idle_event != NULL) {
+        event_del(me->idle_event);
+    }
+    event_del(&me->notify_event);
+    event_base_loopbreak(me->base);
+}
+
+/* A worker's notify pipe became readable: adopt the queued connections,
+ * or stop. */
 static void thread_libevent_process(evutil_socket_t fd, short which,
                                     void *arg)
 {
     LIBEVENT_THREAD *me = arg;
     char buf[64];
     ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) {
-        return;
-    }
     for (ssize_t i = 0; i < n; i++) {
-        conn_queue_item *qi = cq_pop(me->new_conn_queue);
-        if (qi == NULL) {
-            continue;
+        if (buf[i] == NOTIFY_STOP) {
+            worker_stop(me);
+            return;
         }
-        conn *c = conn_new(qi->sfd, qi->init_state, qi->event_flags,
-                           qi->read_buffer_size, qi->transport,
-                           me->base);
-        if (c == NULL) {
-            if (!IS_UDP(qi->transport)) {
-                fprintf(stderr, "Can't listen for events on fd %d\n",
-                        qi->sfd);
-                close(qi->sfd);
-            }
-        } else {
-            c->thread = me;
-            atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
-        }
-        free(qi);
+        adopt_queued_conn(me);
     }
 }
 
@@ -119,8 +161,8 @@ static void idle_check(evutil_socket_t fd, short which, void *arg)
 static void start_idle_check(LIBEVENT_THREAD *me)
 {
     struct timeval every = { .tv_sec = 1, .tv_usec = 0 };
-    struct event *ev = event_new(me->base, -1, EV_PERSIST, idle_check, me);
-    if (ev == NULL || event_add(ev, &every) == -1) {
+    me->idle_event = event_new(me->base, -1, EV_PERSIST, idle_check, me);
+    if (me->idle_event == NULL || event_add(me->idle_event, &every) == -1) {
         fprintf(stderr, "Can't start the idle connection check\n");
         exit(EXIT_FAILURE);
     }
@@ -162,6 +204,31 @@ static void *worker_libevent(void *arg)
     return NULL;
 }
 
+/* After the worker is joined: the listeners being closed before, nothing
+ * can be queued any more; a connection still queued was never served and
+ * is closed unseen (a UDP socket is shared, listen.c closes it). */
+static void worker_free(LIBEVENT_THREAD *me)
+{
+    conn_queue_item *qi;
+    while ((qi = cq_pop(me->new_conn_queue)) != NULL) {
+        if (!IS_UDP(qi->transport)) {
+            close(qi->sfd);
+        }
+        free(qi);
+    }
+    pthread_mutex_destroy(&me->new_conn_queue->lock);
+    free(me->new_conn_queue);
+    me->new_conn_queue = NULL;
+    if (me->idle_event != NULL) {
+        event_free(me->idle_event);
+        me->idle_event = NULL;
+    }
+    event_base_free(me->base);
+    me->base = NULL;
+    close(me->notify_receive_fd);
+    close(me->notify_send_fd);
+}
+
 void memcached_thread_init(int nthreads, void *arg)
 {
     if (!item_locks_init(ITEM_LOCK_POWER)) {
@@ -199,9 +266,8 @@ void memcached_thread_init(int nthreads, void *arg)
     nthreads_running = nthreads;
 }
 
-static void notify_thread(LIBEVENT_THREAD *t)
+static void notify_thread(LIBEVENT_THREAD *t, char byte)
 {
-    char byte = 'c';
     while (write(t->notify_send_fd, &byte, 1) != 1) {
         if (errno != EINTR) {
             perror("Writing to thread notify pipe");
@@ -227,7 +293,7 @@ void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
     qi->read_buffer_size = read_buffer_size;
     qi->transport = transport;
     cq_push(t->new_conn_queue, qi);
-    notify_thread(t);
+    notify_thread(t, NOTIFY_CONN);
 }
 
 /* UDP: every worker serves the one shared socket. */
@@ -245,7 +311,18 @@ void dispatch_udp_socket(int sfd)
         qi->read_buffer_size = UDP_READ_BUFFER_SIZE;
         qi->transport = udp_transport;
         cq_push(threads[i].new_conn_queue, qi);
-        notify_thread(&threads[i]);
+        notify_thread(&threads[i], NOTIFY_CONN);
+    }
+}
+
+void memcached_thread_stop(void)
+{
+    for (int i = 0; i < nthreads_running; i++) {
+        notify_thread(&threads[i], NOTIFY_STOP);
+    }
+    for (int i = 0; i < nthreads_running; i++) {
+        pthread_join(threads[i].thread_id, NULL);
+        worker_free(&threads[i]);
     }
 }
 

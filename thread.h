@@ -27,9 +27,15 @@ typedef struct libevent_thread {
      * add/sub because a snapshot may be released by another thread */
     _Atomic uint64_t tier_inflight_bytes;
     int index;
+    struct event *idle_event;     /* idle_timeout's check, or NULL */
+    conn *udp_conns;              /* its UDP connections, linked by next */
 } LIBEVENT_THREAD;
 
 void memcached_thread_init(int nthreads, void *arg);
+/* Shutdown, main thread, after the listeners are closed: every worker
+ * closes its connections between two requests and ends; returns once
+ * all are joined.  `threads` and their stats stay readable. */
+void memcached_thread_stop(void);
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
                        int read_buffer_size, enum network_transport transport);
 void dispatch_udp_socket(int sfd);
