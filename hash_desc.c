@@ -216,6 +216,11 @@ static hd_bucket *head_bucket(uint64_t hv)
     return &v->table[idx];
 }
 
+void assoc_prefetch(uint64_t hv)
+{
+    __builtin_prefetch(head_bucket(hv), 1);
+}
+
 static hd_bucket *next_in_chain(const hd_bucket *b)
 {
     return b->overflow != 0 ? pool_bucket(b->overflow) : NULL;

@@ -232,6 +232,10 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv);
 /* Remove the slot whose location word is *locp (from assoc_find_loc,
  * _noff or _item).  Caller holds item_lock(hv). */
 void assoc_delete_loc(uint64_t *locp, uint64_t hv);
+/* Start loading the cache line of hv's bucket (a hint: no lock needed);
+ * a caller with many keys to insert at once (a warm restart) hides the
+ * misses of one behind the work on others. */
+void assoc_prefetch(uint64_t hv);
 
 /* Visit every location word, bucket by bucket, each bucket under its item
  * lock (the visitor may rewrite the word, not remove the slot).  Growth

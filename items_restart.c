@@ -18,9 +18,13 @@
  * The index is sized once before the scan; memory stays bounded by the
  * index and the chunk bitmaps the server needs anyway.
  *
- * Locks: the scan runs in storage_init and the save in storage_shutdown,
- * each while no other thread touches storage; both still take the item
- * lock of every item they link or move, as the index requires.
+ * Locks: the scan runs in storage_start_threads, before any client or
+ * storage thread, on one thread per worker (-t) and online CPU, each
+ * taking its pages and the item lock of every item it links, so two
+ * versions of a key met by two threads are judged under one lock; their
+ * counts are their own until joined.  The save runs in storage_shutdown
+ * after every other thread has stopped and still takes the item locks
+ * through assoc_walk, as the index requires.
  */
 #include "config.h"
 #include "items.h"
@@ -36,26 +40,35 @@
 #include "tier_reassign.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How often the scan reports its progress, seconds. */
 #define PROGRESS_INTERVAL 1.0
+/* Threads the scan uses at most. */
+#define MAX_SCAN_THREADS 64
 
-static struct {
-    enum nzone_start start;
-    char why_cold[256];
-    uint64_t pages;
+/* What one scanning thread found; summed when they are done. */
+struct scan_counts {
     uint64_t recovered;
     uint64_t expired;             /* exptime passed while stopped */
     uint64_t flushed;             /* covered by a flush_all */
     uint64_t older;               /* a newer version was found too */
     uint64_t corrupt;             /* sealed, header inconsistent */
+    uint64_t max_cas;             /* of the items recovered */
+};
+
+static struct {
+    enum nzone_start start;
+    uint64_t pages;
+    struct scan_counts found;
     double seconds;
+    unsigned int threads;
     uint64_t saved;               /* D items written to N at the stop */
     uint64_t unsaved;             /* D items that found no N chunk */
-    uint64_t max_cas;             /* of the items recovered */
 } rs;
 
 static double seconds_since(const struct timespec *t0)
@@ -76,14 +89,15 @@ static bool header_fits(const nitem_hdr *h, unsigned int id, uint64_t off)
 }
 
 /* Link the recovered item of probe p (its hash hv) as a cold N item. */
-static void do_link_recovered(const struct nitem_probe *p, uint64_t hv)
+static void do_link_recovered(const struct nitem_probe *p, uint64_t hv,
+                              struct scan_counts *n)
 {
     const nitem_hdr *h = &p->u.hdr;
     uint64_t loc = hd_n_make(p->off, 0, h->flags & ITEM_STALE,
                              migrate_epoch(), 0);
     if (!slabs_tier_mark_used(p->off) || !assoc_insert_loc(loc, hv)) {
         nitem_unseal(p->off);
-        rs.corrupt++;
+        n->corrupt++;
         return;
     }
     if (active_policy->n_linked != NULL) {
@@ -93,17 +107,18 @@ static void do_link_recovered(const struct nitem_probe *p, uint64_t hv)
                  true);
     ctr_add(&total_items, 1);
     tier_reassign_note(h->clsid, -1, 0);
-    if (h->cas > rs.max_cas) {
-        rs.max_cas = h->cas;
+    if (h->cas > n->max_cas) {
+        n->max_cas = h->cas;
     }
-    rs.recovered++;
+    n->recovered++;
 }
 
 /* A second sealed version of a key: the higher cas is the later store. */
 static void do_keep_newer(uint64_t *locp, const struct nitem_probe *p,
-                          const struct nitem_probe *other, uint64_t hv)
+                          const struct nitem_probe *other, uint64_t hv,
+                          struct scan_counts *n)
 {
-    rs.older++;
+    n->older++;
     if (other->u.hdr.cas >= p->u.hdr.cas) {
         nitem_unseal(p->off);
         return;
@@ -113,47 +128,74 @@ static void do_keep_newer(uint64_t *locp, const struct nitem_probe *p,
                                       (int)other->u.hdr.nbytes));
     slabs_tier_free(other->off);
     ctr_sub(&total_items, 1);
-    rs.recovered--;
-    do_link_recovered(p, hv);
+    n->recovered--;
+    do_link_recovered(p, hv, n);
 }
 
-static void recover_chunk(uint64_t off, unsigned int id)
+/* The probe p of a chunk of class id: link its item if it is a whole,
+ * live one. */
+static void recover_chunk(const struct nitem_probe *p, unsigned int id,
+                          struct scan_counts *n)
 {
-    struct nitem_probe p;
-    nitem_probe_stored(off, &p);
-    nitem_hdr h = p.u.hdr;
-    if (h.seal != nzone_seal()) {
+    const nitem_hdr *h = &p->u.hdr;
+    const char *key = p->u.buf + sizeof(nitem_hdr);
+    if (!header_fits(h, id, p->off)
+            || p->len < sizeof(nitem_hdr) + h->nkey
+            || hash_key(key, h->nkey) != h->hv) {
+        nitem_unseal(p->off);
+        n->corrupt++;
         return;
     }
-    const char *key = p.u.buf + sizeof(nitem_hdr);
-    if (!header_fits(&h, id, off)
-            || p.len < sizeof(nitem_hdr) + h.nkey
-            || hash_key(key, h.nkey) != h.hv) {
-        nitem_unseal(off);
-        rs.corrupt++;
-        return;
-    }
-    if (exptime_passed(h.exptime) || flushed_at(h.time, h.cas)) {
-        nitem_unseal(off);
-        if (exptime_passed(h.exptime)) {
-            rs.expired++;
+    if (exptime_passed(h->exptime) || flushed_at(h->time, h->cas)) {
+        nitem_unseal(p->off);
+        if (exptime_passed(h->exptime)) {
+            n->expired++;
         } else {
-            rs.flushed++;
+            n->flushed++;
         }
         return;
     }
-    item_lock(h.hv);
+    item_lock(h->hv);
     struct nitem_probe other;
-    uint64_t *locp = assoc_find_loc(key, h.nkey, h.hv, &other);
+    uint64_t *locp = assoc_find_loc(key, h->nkey, h->hv, &other);
     if (locp == NULL) {
-        do_link_recovered(&p, h.hv);
+        do_link_recovered(p, h->hv, n);
     } else if (hd_loc_is_n(*locp)) {
-        do_keep_newer(locp, &p, &other, h.hv);
+        do_keep_newer(locp, p, &other, h->hv, n);
     } else {
-        nitem_unseal(off);
-        rs.older++;
+        nitem_unseal(p->off);
+        n->older++;
     }
-    item_unlock(h.hv);
+    item_unlock(h->hv);
+}
+
+/* Chunks probed ahead of linking: the index buckets they will touch are
+ * random lines of a table far larger than the caches, so their loads are
+ * started for the whole batch first. */
+#define RECOVER_BATCH 32
+
+/* The sealed chunks of page `page` (class id), batch by batch. */
+static void recover_page(uint64_t page, unsigned int id,
+                         struct scan_counts *counts)
+{
+    struct nitem_probe batch[RECOVER_BATCH];
+    uint64_t base = page * slabs_tier_page_size();
+    unsigned int size = slabs_chunk_size(id);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    unsigned int c = 0;
+    while (c < perslab) {
+        unsigned int n = 0;
+        for (; c < perslab && n < RECOVER_BATCH; c++) {
+            nitem_probe_stored(base + (uint64_t)c * size, &batch[n]);
+            if (batch[n].u.hdr.seal == nzone_seal()) {
+                assoc_prefetch(batch[n].u.hdr.hv);
+                n++;
+            }
+        }
+        for (unsigned int i = 0; i < n; i++) {
+            recover_chunk(&batch[i], id, counts);
+        }
+    }
 }
 
 /* Size the index for every chunk of the given pages before the scan:
@@ -170,41 +212,96 @@ static void grow_index_for(uint64_t items)
     }
 }
 
-static void report_progress(uint64_t page, struct timespec *last)
-{
-    if (seconds_since(last) < PROGRESS_INTERVAL) {
-        return;
-    }
-    clock_gettime(CLOCK_MONOTONIC, last);
-    fprintf(stderr, "[restart] N-zone: %" PRIu64 " of %" PRIu64 " pages "
-            "scanned, %" PRIu64 " items recovered\n", page, rs.pages,
-            rs.recovered);
-}
+/* One scanning thread: every page whose number is `first` modulo
+ * `stride`; the first thread also reports the progress. */
+struct scan_part {
+    unsigned int first;
+    unsigned int stride;
+    struct scan_counts counts;
+    pthread_t tid;
+    bool started;
+};
 
-static void scan_zone(void)
+static void *scan_pages(void *arg)
 {
+    struct scan_part *part = arg;
     size_t page_size = slabs_tier_page_size();
     uint64_t used = slabs_tier_pages_used();
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
+    for (uint64_t page = part->first; page < used; page += part->stride) {
+        unsigned int id = slabs_tier_clsid(page * page_size);
+        if (id != 0) {
+            recover_page(page, id, &part->counts);
+        }
+        if (part->first == 0 && seconds_since(&last) >= PROGRESS_INTERVAL) {
+            clock_gettime(CLOCK_MONOTONIC, &last);
+            fprintf(stderr, "[restart] N-zone: %" PRIu64 " of %" PRIu64
+                    " pages scanned\n", page + 1, used);
+        }
+    }
+    return NULL;
+}
+
+static void add_counts(struct scan_counts *to, const struct scan_counts *n)
+{
+    to->recovered += n->recovered;
+    to->expired += n->expired;
+    to->flushed += n->flushed;
+    to->older += n->older;
+    to->corrupt += n->corrupt;
+    if (n->max_cas > to->max_cas) {
+        to->max_cas = n->max_cas;
+    }
+}
+
+/* The pages are shared out among as many threads as there are workers
+ * (-t) and online CPUs: the scan waits on memory (index buckets, N
+ * lines), and the item locks keep the threads' links apart. */
+static void scan_zone(void)
+{
+    size_t page_size = slabs_tier_page_size();
+    uint64_t used = slabs_tier_pages_used();
     uint64_t chunks = 0;
     for (uint64_t page = 0; page < used; page++) {
         unsigned int id = slabs_tier_clsid(page * page_size);
         chunks += id == 0 ? 0 : slabs_chunks_per_page(id);
     }
     grow_index_for(chunks);
-    for (uint64_t page = 0; page < used; page++) {
-        unsigned int id = slabs_tier_clsid(page * page_size);
-        if (id == 0) {
-            continue;
-        }
-        unsigned int size = slabs_chunk_size(id);
-        unsigned int perslab = slabs_chunks_per_page(id);
-        for (unsigned int c = 0; c < perslab; c++) {
-            recover_chunk(page * page_size + (uint64_t)c * size, id);
-        }
-        report_progress(page + 1, &last);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned int nthreads = (unsigned int)(settings.num_threads < cpus
+                                           ? settings.num_threads : cpus);
+    if (nthreads < 1) {
+        nthreads = 1;
     }
+    if (nthreads > MAX_SCAN_THREADS) {
+        nthreads = MAX_SCAN_THREADS;
+    }
+    struct scan_part parts[MAX_SCAN_THREADS];
+    memset(parts, 0, sizeof(parts));
+    for (unsigned int t = 0; t < nthreads; t++) {
+        parts[t].first = t;
+        parts[t].stride = nthreads;
+    }
+    for (unsigned int t = 1; t < nthreads; t++) {
+        parts[t].started = pthread_create(&parts[t].tid, NULL, scan_pages,
+                                          &parts[t]) == 0;
+    }
+    scan_pages(&parts[0]);
+    unsigned int started = 1;
+    for (unsigned int t = 1; t < nthreads; t++) {
+        if (parts[t].started) {
+            pthread_join(parts[t].tid, NULL);
+            started++;
+        } else {
+            /* a thread that could not be made: its pages are done here */
+            scan_pages(&parts[t]);
+        }
+    }
+    for (unsigned int t = 0; t < nthreads; t++) {
+        add_counts(&rs.found, &parts[t].counts);
+    }
+    rs.threads = started;
 }
 
 static const char *zone_name(void)
@@ -216,7 +313,6 @@ void items_restart_recover(const struct nzone_attach_result *start)
 {
     memset(&rs, 0, sizeof(rs));
     rs.start = start->start;
-    snprintf(rs.why_cold, sizeof(rs.why_cold), "%s", start->why_cold);
     if (start->start == NZONE_COLD) {
         if (strcmp(start->why_cold, "") != 0
                 && strcmp(start->why_cold, "it holds no N-zone yet") != 0) {
@@ -240,14 +336,15 @@ void items_restart_recover(const struct nzone_attach_result *start)
                                              : "not stopped in order",
             rs.pages);
     scan_zone();
-    items_cas_at_least(rs.max_cas);
+    items_cas_at_least(rs.found.max_cas);
     slabs_tier_restore_done();
     rs.seconds = seconds_since(&t0);
     fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
-            "%.3f s (%" PRIu64 " expired, %" PRIu64 " flushed, %" PRIu64
-            " older versions, %" PRIu64 " corrupt)\n", zone_name(),
-            rs.recovered, rs.seconds, rs.expired, rs.flushed, rs.older,
-            rs.corrupt);
+            "%.3f s by %u threads (%" PRIu64 " expired, %" PRIu64 " flushed, "
+            "%" PRIu64 " older versions, %" PRIu64 " corrupt)\n",
+            zone_name(), rs.found.recovered, rs.seconds, rs.threads,
+            rs.found.expired, rs.found.flushed, rs.found.older,
+            rs.found.corrupt);
 }
 
 void items_restart_serving(void)
@@ -299,13 +396,14 @@ void items_restart_stats(ADD_STAT add_stats, void *c)
 {
     append_stat("restart_kind", add_stats, c, "%s", nzone_start_name(rs.start));
     append_stat("restart_items_recovered", add_stats, c, "%" PRIu64,
-                rs.recovered);
+                rs.found.recovered);
     append_stat("restart_items_expired", add_stats, c, "%" PRIu64,
-                rs.expired);
+                rs.found.expired);
     append_stat("restart_items_flushed", add_stats, c, "%" PRIu64,
-                rs.flushed);
-    append_stat("restart_items_older", add_stats, c, "%" PRIu64, rs.older);
+                rs.found.flushed);
+    append_stat("restart_items_older", add_stats, c, "%" PRIu64,
+                rs.found.older);
     append_stat("restart_items_corrupt", add_stats, c, "%" PRIu64,
-                rs.corrupt);
+                rs.found.corrupt);
     append_stat("restart_seconds", add_stats, c, "%.3f", rs.seconds);
 }
