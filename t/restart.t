@@ -157,6 +157,30 @@ for my $how ('SIGUSR1', 'shutdown graceful') {
     $again->stop;
 }
 
+# ---- flush_all and touch are kept too ----
+{
+    my $file = shm_file();
+    my $srv = server_on($file, 'tier_policy=nvm');
+    my $s = $srv->sock;
+    send_sync($s, join '', map { "set old$_ 0 0 3\r\nold\r\n" } 1 .. 50);
+    reply_is(send_recv($s, "flush_all\r\n"), "OK\r\n", 'flush_all');
+    sleep 1.1;    # items stored in the flush's second are kept by cas
+    send_sync($s, "set new 0 0 3\r\nnew\r\nset short 0 0 1\r\ns\r\n");
+    reply_is(send_recv($s, "touch short 9000\r\n"), "TOUCHED\r\n",
+             'touch short 9000');
+    is(signal_stop($srv, 'KILL') // 'killed', 'killed', 'kill -9');
+    my $again = server_on($file, 'tier_policy=nvm');
+    is(send_recv($again->sock, "get old1 old50\r\n"), "END\r\n",
+       'items flushed before the crash stay gone');
+    mem_get_is($again->sock, 'new', 'new', 'the item stored after it is back');
+    my $ttl = ttl_of($again, 'short');
+    ok(defined $ttl && $ttl > 8000, 'the touched TTL was kept ('
+       . ($ttl // 'none') . ')');
+    is($again->tier_stats->{restart_items_flushed}, 50,
+       'restart_items_flushed 50');
+    $again->stop;
+}
+
 # ---- kill -9 in the middle of writes ----
 {
     my $file = shm_file();
