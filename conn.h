@@ -21,7 +21,8 @@
 #include <sys/socket.h>
 
 #define READ_BUFFER_SIZE 16384
-#define LINE_LIMIT 2048        /* a line without '\n' past this closes, except multiget */
+/* a line without '\n' past this closes the connection, except multiget */
+#define LINE_LIMIT 2048
 #define UDP_READ_BUFFER_SIZE 65536
 #define UDP_MAX_PAYLOAD_SIZE 1400
 #define UDP_HEADER_SIZE 8
@@ -115,7 +116,7 @@ struct conn {
 
     rel_time_t last_cmd_time;
     int reqs_this_event;
-    bool udp_multipacket;         /* current datagram was not a whole request */
+    bool udp_multipacket;         /* this datagram is not a whole request */
     /* read by `stats conns` from other threads */
     _Atomic int pub_state;
     _Atomic rel_time_t pub_last_cmd;

@@ -360,7 +360,8 @@ void listeners_open(struct event_base *base)
 {
     listen_base = base;
     if (settings.listen.socketpath != NULL) {
-        if (server_socket_unix(settings.listen.socketpath, settings.listen.access) != 0) {
+        if (server_socket_unix(settings.listen.socketpath,
+                               settings.listen.access) != 0) {
             fprintf(stderr, "failed to listen on UNIX socket: %s\n",
                     settings.listen.socketpath);
             exit(EX_OSERR);
@@ -390,7 +391,8 @@ void listeners_open(struct event_base *base)
         errno = 0;
         if (server_sockets(settings.listen.udpport, true, portfile) != 0) {
             fprintf(stderr, "failed to listen on UDP port %d: %s\n",
-                    settings.listen.udpport, strerror(errno ? errno : EADDRINUSE));
+                    settings.listen.udpport,
+                    strerror(errno ? errno : EADDRINUSE));
             exit(EX_OSERR);
         }
     }
