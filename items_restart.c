@@ -58,6 +58,7 @@ struct scan_counts {
     uint64_t flushed;             /* covered by a flush_all */
     uint64_t older;               /* a newer version was found too */
     uint64_t corrupt;             /* sealed, header inconsistent */
+    uint64_t dropped;             /* no memory for its index slot */
     uint64_t max_cas;             /* of the items recovered */
 };
 
@@ -95,9 +96,15 @@ static void do_link_recovered(const struct nitem_probe *p, uint64_t hv,
     const nitem_hdr *h = &p->u.hdr;
     uint64_t loc = hd_n_make(p->off, 0, h->flags & ITEM_STALE,
                              migrate_epoch(), 0);
-    if (!slabs_tier_mark_used(p->off) || !assoc_insert_loc(loc, hv)) {
+    if (!slabs_tier_mark_used(p->off)) {
         nitem_unseal(p->off);
         n->corrupt++;
+        return;
+    }
+    if (!assoc_insert_loc(loc, hv)) {
+        nitem_unseal(p->off);
+        slabs_tier_free(p->off);
+        n->dropped++;
         return;
     }
     if (active_policy->n_linked != NULL) {
@@ -250,6 +257,7 @@ static void add_counts(struct scan_counts *to, const struct scan_counts *n)
     to->flushed += n->flushed;
     to->older += n->older;
     to->corrupt += n->corrupt;
+    to->dropped += n->dropped;
     if (n->max_cas > to->max_cas) {
         to->max_cas = n->max_cas;
     }
@@ -341,10 +349,11 @@ void items_restart_recover(const struct nzone_attach_result *start)
     rs.seconds = seconds_since(&t0);
     fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
             "%.3f s by %u threads (%" PRIu64 " expired, %" PRIu64 " flushed, "
-            "%" PRIu64 " older versions, %" PRIu64 " corrupt)\n",
+            "%" PRIu64 " older versions, %" PRIu64 " corrupt, %" PRIu64
+            " without index memory)\n",
             zone_name(), rs.found.recovered, rs.seconds, rs.threads,
             rs.found.expired, rs.found.flushed, rs.found.older,
-            rs.found.corrupt);
+            rs.found.corrupt, rs.found.dropped);
 }
 
 void items_restart_serving(void)
@@ -405,5 +414,7 @@ void items_restart_stats(ADD_STAT add_stats, void *c)
                 rs.found.older);
     append_stat("restart_items_corrupt", add_stats, c, "%" PRIu64,
                 rs.found.corrupt);
+    append_stat("restart_items_dropped", add_stats, c, "%" PRIu64,
+                rs.found.dropped);
     append_stat("restart_seconds", add_stats, c, "%.3f", rs.seconds);
 }
