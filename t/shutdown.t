@@ -157,7 +157,7 @@ sub stop_loaded_server {
     my $busy = wait_until(10, sub {
         my $s = $srv->try_sock or return 'gone';
         my $gets = mem_stats($s)->{cmd_get} // 0;
-        return $gets > $gets0 + 400 * $LOADERS;
+        return $gets > $gets0 + 100 * $LOADERS;
     });
     $why ||= 'the load did not start' unless $busy;
     $why ||= 'the server died under load' unless $srv->alive;
