@@ -19,12 +19,9 @@
  * index and the chunk bitmaps the server needs anyway.
  *
  * Locks: the scan runs in storage_start_threads, before any client or
- * storage thread, on one thread per worker (-t) and online CPU, each
- * taking its pages and the item lock of every item it links, so two
- * versions of a key met by two threads are judged under one lock; their
- * counts are their own until joined.  The save runs in storage_shutdown
- * after every other thread has stopped and still takes the item locks
- * through assoc_walk, as the index requires.
+ * storage thread, and the save in storage_shutdown, after every other
+ * thread has stopped; both still take the item lock of every item they
+ * link or move, as the index requires.
  */
 #include "config.h"
 #include "items.h"
@@ -40,18 +37,14 @@
 #include "tier_reassign.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* How often the scan reports its progress, seconds. */
 #define PROGRESS_INTERVAL 1.0
-/* Threads the scan uses at most. */
-#define MAX_SCAN_THREADS 64
 
-/* What one scanning thread found; summed when they are done. */
+/* What the scan found. */
 struct scan_counts {
     uint64_t recovered;
     uint64_t expired;             /* exptime passed while stopped */
@@ -67,7 +60,6 @@ static struct {
     uint64_t pages;
     struct scan_counts found;
     double seconds;
-    unsigned int threads;
     uint64_t saved;               /* D items written to N at the stop */
     uint64_t unsaved;             /* D items that found no N chunk */
 } rs;
@@ -219,53 +211,6 @@ static void grow_index_for(uint64_t items)
     }
 }
 
-/* One scanning thread: every page whose number is `first` modulo
- * `stride`; the first thread also reports the progress. */
-struct scan_part {
-    unsigned int first;
-    unsigned int stride;
-    struct scan_counts counts;
-    pthread_t tid;
-    bool started;
-};
-
-static void *scan_pages(void *arg)
-{
-    struct scan_part *part = arg;
-    size_t page_size = slabs_tier_page_size();
-    uint64_t used = slabs_tier_pages_used();
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    for (uint64_t page = part->first; page < used; page += part->stride) {
-        unsigned int id = slabs_tier_clsid(page * page_size);
-        if (id != 0) {
-            recover_page(page, id, &part->counts);
-        }
-        if (part->first == 0 && seconds_since(&last) >= PROGRESS_INTERVAL) {
-            clock_gettime(CLOCK_MONOTONIC, &last);
-            fprintf(stderr, "[restart] N-zone: %" PRIu64 " of %" PRIu64
-                    " pages scanned\n", page + 1, used);
-        }
-    }
-    return NULL;
-}
-
-static void add_counts(struct scan_counts *to, const struct scan_counts *n)
-{
-    to->recovered += n->recovered;
-    to->expired += n->expired;
-    to->flushed += n->flushed;
-    to->older += n->older;
-    to->corrupt += n->corrupt;
-    to->dropped += n->dropped;
-    if (n->max_cas > to->max_cas) {
-        to->max_cas = n->max_cas;
-    }
-}
-
-/* The pages are shared out among as many threads as there are workers
- * (-t) and online CPUs: the scan waits on memory (index buckets, N
- * lines), and the item locks keep the threads' links apart. */
 static void scan_zone(void)
 {
     size_t page_size = slabs_tier_page_size();
@@ -276,40 +221,20 @@ static void scan_zone(void)
         chunks += id == 0 ? 0 : slabs_chunks_per_page(id);
     }
     grow_index_for(chunks);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned int nthreads = (unsigned int)(settings.num_threads < cpus
-                                           ? settings.num_threads : cpus);
-    if (nthreads < 1) {
-        nthreads = 1;
-    }
-    if (nthreads > MAX_SCAN_THREADS) {
-        nthreads = MAX_SCAN_THREADS;
-    }
-    struct scan_part parts[MAX_SCAN_THREADS];
-    memset(parts, 0, sizeof(parts));
-    for (unsigned int t = 0; t < nthreads; t++) {
-        parts[t].first = t;
-        parts[t].stride = nthreads;
-    }
-    for (unsigned int t = 1; t < nthreads; t++) {
-        parts[t].started = pthread_create(&parts[t].tid, NULL, scan_pages,
-                                          &parts[t]) == 0;
-    }
-    scan_pages(&parts[0]);
-    unsigned int started = 1;
-    for (unsigned int t = 1; t < nthreads; t++) {
-        if (parts[t].started) {
-            pthread_join(parts[t].tid, NULL);
-            started++;
-        } else {
-            /* a thread that could not be made: its pages are done here */
-            scan_pages(&parts[t]);
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    for (uint64_t page = 0; page < used; page++) {
+        unsigned int id = slabs_tier_clsid(page * page_size);
+        if (id != 0) {
+            recover_page(page, id, &rs.found);
+        }
+        if (seconds_since(&last) >= PROGRESS_INTERVAL) {
+            clock_gettime(CLOCK_MONOTONIC, &last);
+            fprintf(stderr, "[restart] N-zone: %" PRIu64 " of %" PRIu64
+                    " pages scanned, %" PRIu64 " items recovered\n",
+                    page + 1, used, rs.found.recovered);
         }
     }
-    for (unsigned int t = 0; t < nthreads; t++) {
-        add_counts(&rs.found, &parts[t].counts);
-    }
-    rs.threads = started;
 }
 
 static const char *zone_name(void)
@@ -348,10 +273,10 @@ void items_restart_recover(const struct nzone_attach_result *start)
     slabs_tier_restore_done();
     rs.seconds = seconds_since(&t0);
     fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
-            "%.3f s by %u threads (%" PRIu64 " expired, %" PRIu64 " flushed, "
+            "%.3f s (%" PRIu64 " expired, %" PRIu64 " flushed, "
             "%" PRIu64 " older versions, %" PRIu64 " corrupt, %" PRIu64
             " without index memory)\n",
-            zone_name(), rs.found.recovered, rs.seconds, rs.threads,
+            zone_name(), rs.found.recovered, rs.seconds,
             rs.found.expired, rs.found.flushed, rs.found.older,
             rs.found.corrupt, rs.found.dropped);
 }
