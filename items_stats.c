@@ -1,6 +1,8 @@
 /*
  * items_stats.c: the storage lines of `stats`, and `stats items`,
- * `stats tier` and `stats tier classes`.
+ * `stats tier` and `stats tier classes`.  memcached's fields count both
+ * zones, `stats tier`'s split them (doc/tiering.md "Stats with two
+ * zones").
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
@@ -292,9 +294,9 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 }
 
 struct tier_totals {
-    uint64_t items, n_items, bytes, n_bytes, promotions, demotions, d_evictions, n_evictions,
-             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions,
-             inflight_refused;
+    uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
+             d_evictions, n_evictions, n_fallbacks, d_hits, n_hits,
+             page_demotions, page_evictions, inflight_refused;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
