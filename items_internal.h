@@ -46,6 +46,7 @@ struct class_counters {
     counter_t direct_reclaims;
     /* tiers */
     counter_t n_items;           /* of curr_items, those in the N-zone */
+    counter_t n_bytes;           /* of curr_bytes, those of N items */
     counter_t promotions;
     counter_t demotions;
     counter_t d_evictions;
@@ -219,12 +220,14 @@ static inline void account_item(unsigned int clsid, size_t ntotal, bool in_nvm,
         ctr_add(&cc->curr_bytes, ntotal);
         if (in_nvm) {
             ctr_add(&cc->n_items, 1);
+            ctr_add(&cc->n_bytes, ntotal);
         }
     } else {
         ctr_sub(&cc->curr_items, 1);
         ctr_sub(&cc->curr_bytes, ntotal);
         if (in_nvm) {
             ctr_sub(&cc->n_items, 1);
+            ctr_sub(&cc->n_bytes, ntotal);
         }
     }
     if (settings.track_sizes) {

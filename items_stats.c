@@ -1,6 +1,8 @@
 /*
  * items_stats.c: the storage lines of `stats`, and `stats items`,
- * `stats tier` and `stats tier classes`.
+ * `stats tier` and `stats tier classes`.  memcached's fields count both
+ * zones, `stats tier`'s split them (doc/tiering.md "Stats with two
+ * zones").
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
@@ -177,12 +179,14 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
     if (all.count + n_items == 0) {
         return;
     }
-    /* number counts both zones; the hot/warm/cold split is the D-zone's
-     * queues (N items have no queue) */
+    /* number counts both zones.  hot and warm are D queues; the N-zone is
+     * the cache's cold tier, so its items count as cold and the three add
+     * up to number, as in memcached (doc/tiering.md "Stats with two
+     * zones").  Ages are the D queues' (N items are kept in no order). */
     item_class_stat(add_stats, c, id, "number", all.count + n_items);
     item_class_stat(add_stats, c, id, "number_hot", hot.count);
     item_class_stat(add_stats, c, id, "number_warm", warm.count);
-    item_class_stat(add_stats, c, id, "number_cold", cold.count);
+    item_class_stat(add_stats, c, id, "number_cold", cold.count + n_items);
     item_class_stat(add_stats, c, id, "age_hot", group_age(&hot));
     item_class_stat(add_stats, c, id, "age_warm", group_age(&warm));
     item_class_stat(add_stats, c, id, "age", group_age(&all));
@@ -290,9 +294,9 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 }
 
 struct tier_totals {
-    uint64_t items, n_items, promotions, demotions, d_evictions, n_evictions,
-             n_fallbacks, d_hits, n_hits, page_demotions, page_evictions,
-             inflight_refused;
+    uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
+             d_evictions, n_evictions, n_fallbacks, d_hits, n_hits,
+             page_demotions, page_evictions, inflight_refused;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -303,6 +307,8 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         struct class_counters *cc = &ccount[id];
         tot->items += ctr_get(&cc->curr_items);
         tot->n_items += ctr_get(&cc->n_items);
+        tot->bytes += ctr_get(&cc->curr_bytes);
+        tot->n_bytes += ctr_get(&cc->n_bytes);
         tot->promotions += ctr_get(&cc->promotions);
         tot->demotions += ctr_get(&cc->demotions);
         tot->d_evictions += ctr_get(&cc->d_evictions);
@@ -347,12 +353,14 @@ void tier_stats(ADD_STAT add_stats, void *c)
                                                           : "dram_first");
     append_stat("tier_promote", add_stats, c, "%s",
                 settings.tier.promote_async ? "async" : "sync");
-    STAT_U64("d_zone_limit", sl.mem_limit);
+    STAT_U64("d_zone_limit", sl.zone_limit);
     STAT_U64("n_zone_limit", tt.zone_limit);
     STAT_U64("d_zone_used", sl.total_malloced);
     STAT_U64("n_zone_used", tt.zone_used);
     STAT_U64("d_items", tot.items - tot.n_items);
     STAT_U64("n_items", tot.n_items);
+    STAT_U64("d_bytes", tot.bytes - tot.n_bytes);
+    STAT_U64("n_bytes", tot.n_bytes);
     STAT_U64("d_hits", tot.d_hits);
     STAT_U64("n_hits", tot.n_hits);
     STAT_U64("promotions", tot.promotions);
@@ -400,6 +408,31 @@ static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
     append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
 }
 
+/* A class's chunks and bytes in each zone: `stats slabs` and `stats items`
+ * add the two zones up, these split them (doc/tiering.md "Stats with two
+ * zones"). */
+static void tier_class_zone_usage(ADD_STAT add_stats, void *c,
+                                  unsigned int id, unsigned int d_pages,
+                                  unsigned int n_pages)
+{
+    struct class_counters *cc = &ccount[id];
+    uint64_t perslab = slabs_chunks_per_page(id);
+    uint64_t d_free = slabs_class_free_chunks(id, SLAB_ZONE_DRAM);
+    uint64_t n_free = slabs_tier_class_free_chunks(id);
+    uint64_t d_total = perslab * d_pages;
+    uint64_t n_total = perslab * n_pages;
+    uint64_t n_bytes = ctr_get(&cc->n_bytes);
+    tier_class_stat(add_stats, c, id, "d_used_chunks",
+                    d_total > d_free ? d_total - d_free : 0);
+    tier_class_stat(add_stats, c, id, "d_free_chunks", d_free);
+    tier_class_stat(add_stats, c, id, "n_used_chunks",
+                    n_total > n_free ? n_total - n_free : 0);
+    tier_class_stat(add_stats, c, id, "n_free_chunks", n_free);
+    tier_class_stat(add_stats, c, id, "d_bytes",
+                    ctr_get(&cc->curr_bytes) - n_bytes);
+    tier_class_stat(add_stats, c, id, "n_bytes", n_bytes);
+}
+
 void tier_stats_classes(ADD_STAT add_stats, void *c)
 {
     struct thread_stats *ts = calloc(1, sizeof(*ts));
@@ -429,6 +462,7 @@ void tier_stats_classes(ADD_STAT add_stats, void *c)
         tier_class_stat(add_stats, c, id, "d_items",
                         ctr_get(&cc->curr_items) - n_items);
         tier_class_stat(add_stats, c, id, "n_items", n_items);
+        tier_class_zone_usage(add_stats, c, id, d_pages, n_pages);
         tier_class_stat(add_stats, c, id, "threshold",
                         tiering ? mcs.threshold : 0);
         tier_class_stat(add_stats, c, id, "d_hits",

@@ -78,6 +78,7 @@ bool demote(item *victim, uint64_t hv, bool may_evict)
     mq_unlink(victim);
     struct class_counters *cc = &ccount[id];
     ctr_add(&cc->n_items, 1);
+    ctr_add(&cc->n_bytes, ITEM_ntotal(victim));
     ctr_add(&cc->demotions, 1);
     item_remove(victim);        /* the index's reference */
     return true;
@@ -110,6 +111,7 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     mq_link(d);
     struct class_counters *cc = &ccount[id];
     ctr_sub(&cc->n_items, 1);
+    ctr_sub(&cc->n_bytes, ntotal);
     ctr_add(&cc->promotions, 1);
     migrate_count_promotion(id, lines);
 }

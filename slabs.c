@@ -30,7 +30,8 @@
  * slabs_free, not from headers).
  *
  * `stats slabs` counts each class's pages and chunks in both zones
- * (N pages from slabs_tier.c); total_malloced is the D-zone's (-m).
+ * (N pages from slabs_tier.c), and total_malloced both zones' pages
+ * (doc/tiering.md "Stats with two zones").
  *
  * dram_node=N (settings.nvm.dram_node >= 0) binds every D page to NUMA
  * node N as it is allocated (the -L region at start-up).
@@ -958,6 +959,11 @@ void slabs_get_totals(struct slabs_totals *out)
     out->total_malloced = zone_mem[SLAB_ZONE_DRAM].malloced
         - (uint64_t)global_pool.npages * page_size;
     out->mem_limit = zone_mem[SLAB_ZONE_DRAM].limit;
+    /* A class's first page comes whatever the limit says: past it, no
+     * class that has a page gets another, so the zone is full at what it
+     * holds (global pool pages included: they are free D memory). */
+    out->zone_limit = zone_mem[SLAB_ZONE_DRAM].malloced > out->mem_limit
+        ? zone_mem[SLAB_ZONE_DRAM].malloced : out->mem_limit;
     out->global_pool_pages = global_pool.npages;
     out->slabs_moved = slab_counters.slabs_moved;
     out->reassign_evictions = slab_counters.reassign_evictions;
@@ -1039,10 +1045,13 @@ void slabs_stats(ADD_STAT add_stats, void *c)
     malloced = zone_mem[SLAB_ZONE_DRAM].malloced
         - (uint64_t)global_pool.npages * page_size;
     pthread_mutex_unlock(&slabs_lock);
-    /* the N-zone's pages of each class count too (slabs_tier.c) */
+    /* the N-zone's pages of each class count too (slabs_tier.c), so that
+     * used_chunks, total_chunks and total_malloced describe one cache */
     for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
-        snap[id].pages += slabs_tier_class_pages(id);
+        unsigned int n_pages = slabs_tier_class_pages(id);
+        snap[id].pages += n_pages;
         snap[id].free_chunks += slabs_tier_class_free_chunks(id);
+        malloced += (uint64_t)n_pages * page_size;
     }
 
     for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {

@@ -102,6 +102,10 @@ void slabs_rebalance_wait_idle(void);
 struct slabs_totals {
     uint64_t total_malloced;     /* bytes of pages owned by classes */
     uint64_t mem_limit;
+    /* what the zone may hold: mem_limit, or all its pages when classes'
+     * first pages took it past that (doc/tiering.md "Stats with two
+     * zones") */
+    uint64_t zone_limit;
     uint64_t global_pool_pages;  /* pages moved to the global pool */
     uint64_t slabs_moved;        /* pages reassigned */
     uint64_t reassign_evictions; /* items unlinked to free moving pages */

@@ -21,6 +21,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "slabs.h"
+#include "slabs_tier.h"
 #include "stat_counter.h"
 #include "tier_reassign.h"
 
@@ -172,6 +173,22 @@ static void command_stats(ADD_STAT add_stats, void *c,
     APPEND_U64("bytes_written", STAT_GET(ts->bytes_written));
 }
 
+/* memcached's -m.  With an N-zone the general stats describe the whole
+ * cache, so that bytes / limit_maxbytes stays a fill ratio: both zones'
+ * limits, as `stats tier` reports them (doc/tiering.md "Stats with two
+ * zones"). */
+static uint64_t limit_maxbytes(void)
+{
+    if (!slabs_tier_active()) {
+        return settings.maxbytes;
+    }
+    struct slabs_totals sl;
+    struct slabs_tier_totals tt;
+    slabs_get_totals(&sl);
+    slabs_tier_get_totals(&tt);
+    return sl.zone_limit + tt.zone_limit;
+}
+
 void server_stats(ADD_STAT add_stats, void *c)
 {
     struct thread_stats *ts = malloc(sizeof(*ts));
@@ -182,7 +199,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     process_and_time_stats(add_stats, c);
     connection_stats(add_stats, c);
     command_stats(add_stats, c, ts);
-    APPEND_U64("limit_maxbytes", settings.maxbytes);
+    APPEND_U64("limit_maxbytes", limit_maxbytes());
     pthread_mutex_lock(&stats_lock);
     bool accepting = stats.accepting_conns;
     uint64_t disabled = stats.listen_disabled_num;
