@@ -316,14 +316,13 @@ void slabs_tier_free(uint64_t off)
     pthread_mutex_unlock(&tier_lock);
 }
 
-bool slabs_tier_mark_used(uint64_t off)
+bool slabs_tier_restore_chunk(uint64_t off)
 {
     uint64_t page = off / tz.page_size;
     if (!tz.active || page < tz.first_page || page >= tz.pages_total) {
         return false;
     }
     struct npage *pg = &tz.pages[page];
-    pthread_mutex_lock(&tier_lock);
     unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
     _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
                                                   memory_order_relaxed);
@@ -338,7 +337,6 @@ bool slabs_tier_mark_used(uint64_t off)
         pg->free--;
         tz.cls[id].free_chunks--;
     }
-    pthread_mutex_unlock(&tier_lock);
     return ok;
 }
 

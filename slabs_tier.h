@@ -42,10 +42,11 @@ bool slabs_tier_alloc(unsigned int id, uint64_t *off);
 /* Whether slabs_tier_alloc would succeed now (no eviction needed). */
 bool slabs_tier_can_alloc(unsigned int id);
 void slabs_tier_free(uint64_t off);
-/* Warm start: the recovery scan found an item in the chunk at off (false
- * when off is no chunk of a given page); then slabs_tier_restore_done
- * once, before the zone serves allocations. */
-bool slabs_tier_mark_used(uint64_t off);
+/* Warm start, before any other thread touches the zone (no tier lock:
+ * the scan marks millions of chunks): the recovery scan found an item in
+ * the chunk at off (false when off is no chunk of a given page); then
+ * slabs_tier_restore_done once, before the zone serves allocations. */
+bool slabs_tier_restore_chunk(uint64_t off);
 void slabs_tier_restore_done(void);
 /* Class of the page holding off (0 when the page is not in use). */
 unsigned int slabs_tier_clsid(uint64_t off);
