@@ -127,7 +127,8 @@ static void usage(void)
 "                          the others (default: 20)\n"
 "-C, --disable-cas         disable use of CAS\n"
 "-b, --listen-backlog=<num> set the backlog queue limit (default: 1024)\n"
-"-B, --protocol=<name>     ascii or auto (default: auto; binary not built yet)\n"
+"-B, --protocol=<name>     protocol - one of ascii, binary, or auto\n"
+"                          (default: auto-negotiate)\n"
 "-I, --max-item-size=<num> adjusts max item size\n"
 "                          (default: 1m, min: 1k, max: 1024m)\n"
 "-F, --disable-flush-all   disable flush_all command\n"
@@ -518,7 +519,7 @@ static void parse_protocol(const char *arg)
     } else if (strcmp(arg, "ascii") == 0) {
         settings.binding_protocol = ascii_prot;
     } else if (strcmp(arg, "binary") == 0) {
-        die("The binary protocol is not built yet; use -B ascii or auto.");
+        settings.binding_protocol = binary_prot;
     } else {
         die("Invalid value for binding protocol: %s\n"
             " -- should be one of auto, binary, or ascii", arg);
