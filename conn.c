@@ -26,6 +26,7 @@
 #include "items.h"
 #include "listen.h"
 #include "proto_bin.h"
+#include "proto_sasl.h"
 #include "proto_text.h"
 #include "settings.h"
 #include "stat_counter.h"
@@ -177,6 +178,9 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->sfd = sfd;
     c->transport = transport;
     c->protocol = settings.binding_protocol;
+    c->authenticated = false;
+    c->sasl_started = false;
+    c->sasl_conn = NULL;
     c->rcurr = c->rbuf;
     c->rbytes = 0;
     c->item = NULL;
@@ -274,6 +278,7 @@ static void conn_close(conn *c)
         fprintf(stderr, "<%d connection closed.\n", c->sfd);
     }
     conn_cleanup(c);
+    auth_sasl_release(c);
     int fd = c->sfd;
     c->state = conn_closed;
     /* The struct is handed over with the fd: whichever worker gets this fd

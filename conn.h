@@ -110,6 +110,11 @@ struct conn {
     /* binary protocol: the request being served (proto_bin.c) */
     struct bin_request bin;
 
+    /* authentication: -S (proto_sasl.c) */
+    bool authenticated;
+    bool sasl_started;            /* a SASL exchange is under way */
+    void *sasl_conn;              /* the Cyrus connection, made on demand */
+
     /* output: response queue flushed with sendmsg in conn_write */
     resp_piece *pieces;
     int npieces;

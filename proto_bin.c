@@ -3,8 +3,8 @@
  * (doc/protocol.md "Binary protocol"): get/getq/getk/getkq, set, add,
  * replace, append, prepend, delete, incr/decr (with initial value and
  * expiry), touch, gat/gatq/gatk/gatkq, flush, noop, version, quit, stat
- * with its groups, and memcached's status codes and error replies for
- * everything else (the SASL opcodes among them: no -S yet).
+ * with its groups, the SASL opcodes, and memcached's status codes and
+ * error replies for everything else.
  *
  * conn.c frames a request (header, extras and key in its read buffer)
  * and calls process_command_binary(); a value is read into the item we
@@ -19,6 +19,7 @@
 #include "config.h"
 #include "proto_bin.h"
 #include "proto_internal.h"
+#include "proto_sasl.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -567,6 +568,78 @@ static void process_bin_stat(conn *c, const char *extras)
     }
 }
 
+/* ---- SASL ---- */
+
+static void process_sasl_mechs(conn *c)
+{
+    const char *list;
+    unsigned len;
+
+    if (!auth_sasl_mechs(c, &list, &len)) {
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Failed to list SASL mechanisms.\n");
+        }
+        send_error(c, BIN_AUTH_ERROR, 0);
+        return;
+    }
+    send_ok(c, list, len, 0);
+}
+
+/* auth and step: the mechanism is the key, the client's data the value,
+ * read into an item as a stored value would be. */
+static void process_sasl_auth(conn *c, const char *extras)
+{
+    uint32_t vlen = value_len(c);
+    item *it = NULL;
+
+    if (c->bin.keylen > SASL_MECH_NAME_MAX) {
+        send_error(c, BIN_EINVAL, vlen);
+        return;
+    }
+    if (vlen <= INT_MAX - 2) {
+        it = item_alloc(request_key(c, extras), c->bin.keylen, 0, 0,
+                        (int)vlen + 2);
+    }
+    if (it == NULL) {
+        send_error(c, BIN_ENOMEM, vlen);
+        return;
+    }
+    conn_start_nread(c, it, (int)vlen, NREAD_SET);
+}
+
+static void complete_sasl_auth(conn *c, item *it)
+{
+    char mech[SASL_MECH_NAME_MAX + 1];
+    struct thread_stats *s = tstats(c);
+    uint32_t vlen = it->nbytes - 2;
+    const char *out;
+    unsigned outlen;
+
+    memcpy(mech, ITEM_key(it), it->nkey);
+    mech[it->nkey] = '\0';
+    if (settings.verbose > 0) {
+        fprintf(stderr, "mech:  ``%s'' with %u bytes of data\n", mech,
+                (unsigned)vlen);
+    }
+    switch (auth_sasl_exchange(c, c->bin.opcode == BIN_CMD_SASL_AUTH, mech,
+                               vlen == 0 ? NULL : ITEM_data(it), vlen,
+                               &out, &outlen)) {
+    case AUTH_SASL_OK:
+        c->authenticated = true;
+        STAT_INCR(s->auth_cmds);
+        send_ok(c, "Authenticated", 13, 0);
+        break;
+    case AUTH_SASL_CONTINUE:
+        send_reply(c, BIN_AUTH_CONTINUE, out, outlen, 0);
+        break;
+    case AUTH_SASL_FAILED:
+        STAT_INCR(s->auth_cmds);
+        STAT_INCR(s->auth_errors);
+        send_error(c, BIN_AUTH_ERROR, 0);
+        break;
+    }
+}
+
 /* ---- dispatch ---- */
 
 /* The quiet form's plain opcode, or the opcode itself. */
@@ -593,6 +666,13 @@ static uint8_t base_opcode(uint8_t op, bool *quiet)
     }
     *quiet = false;
     return op;
+}
+
+/* Requests a client that has not authenticated may make under -S. */
+static bool allowed_before_auth(uint8_t op)
+{
+    return op == BIN_CMD_SASL_LIST_MECHS || op == BIN_CMD_SASL_AUTH
+           || op == BIN_CMD_SASL_STEP || op == BIN_CMD_VERSION;
 }
 
 static bool is_bare(const struct bin_request *r)
@@ -697,13 +777,18 @@ static void run_command(conn *c, const char *extras, uint8_t base)
     case BIN_CMD_SASL_LIST_MECHS:
     case BIN_CMD_SASL_AUTH:
     case BIN_CMD_SASL_STEP:
-        send_error(c, BIN_UNKNOWN_COMMAND, value_len(c));
+        if (!settings.sasl) {
+            send_error(c, BIN_UNKNOWN_COMMAND, value_len(c));
+        } else if (base == BIN_CMD_SASL_LIST_MECHS) {
+            process_sasl_mechs(c);
+        } else {
+            process_sasl_auth(c, extras);
+        }
         break;
     }
 }
 
-/* The SASL opcodes are known (their frames are checked) but answered
- * as unknown, as memcached answers them without -S. */
+/* Without -S the SASL opcodes are known but answered as unknown. */
 static bool is_known(uint8_t base)
 {
     return base <= BIN_CMD_PREPEND || base == BIN_CMD_STAT
@@ -724,6 +809,13 @@ void process_command_binary(conn *c, const char *extras)
     }
     if ((uint32_t)r->keylen + r->extlen > r->bodylen) {
         send_error(c, BIN_UNKNOWN_COMMAND, 0);
+        conn_close_after_write(c);
+        conn_set_state(c, conn_write);
+        return;
+    }
+    if (settings.sasl && !c->authenticated
+        && !allowed_before_auth(r->opcode)) {
+        send_error(c, BIN_AUTH_ERROR, 0);
         conn_close_after_write(c);
         conn_set_state(c, conn_write);
         return;
@@ -751,6 +843,11 @@ void complete_nread_binary(conn *c)
     item *it = c->item;
 
     c->item = NULL;
-    complete_update(c, it);
+    if (c->bin.opcode == BIN_CMD_SASL_AUTH
+        || c->bin.opcode == BIN_CMD_SASL_STEP) {
+        complete_sasl_auth(c, it);
+    } else {
+        complete_update(c, it);
+    }
     item_remove(it);
 }

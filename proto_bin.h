@@ -82,8 +82,8 @@ bool bin_decode_header(const char *buf, struct bin_request *req);
  * follows in the stream.  Sets the state the connection goes on in. */
 void process_command_binary(conn *c, const char *extras);
 
-/* The value of a set/add/replace/append/prepend has been read into
- * c->item. */
+/* The value of a set/add/replace/append/prepend or SASL step has been
+ * read into c->item. */
 void complete_nread_binary(conn *c);
 
 #endif

@@ -138,7 +138,9 @@ static void usage(void)
 "                          use only in ram disks or persistent memory"
 " mounts!\n"
 "                          enables restartable cache (stop with SIGUSR1)\n"
-"-S, -Z, -Y                SASL, TLS, auth file: not supported yet\n"
+"-S, --enable-sasl         turn on SASL authentication (Cyrus SASL, binary\n"
+"                          protocol only; see doc/memcached.1)\n"
+"-Z, -Y                    TLS, auth file: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -512,8 +514,12 @@ static void parse_item_size(const char *arg)
     settings.item_size_max = (int)size;
 }
 
+/* -S picks the protocol itself unless -B named one */
+static bool protocol_specified;
+
 static void parse_protocol(const char *arg)
 {
+    protocol_specified = true;
     if (strcmp(arg, "auto") == 0) {
         settings.binding_protocol = negotiating_prot;
     } else if (strcmp(arg, "ascii") == 0) {
@@ -677,8 +683,7 @@ void settings_parse(int argc, char **argv)
             break;
         case 'B': parse_protocol(optarg); break;
         case 'I': parse_item_size(optarg); break;
-        case 'S':
-            die("SASL (-S) is not supported yet by tiercached.");
+        case 'S': settings.sasl = true; break;
         case 'Z':
             die("TLS (-Z) is not supported yet by tiercached.");
         case 'e':
@@ -755,6 +760,24 @@ static void absolute_memory_file(void)
     settings.memory_file = abs;
 }
 
+/* -S speaks the binary protocol only, and not over UDP: memcached's
+ * start-up errors, in its order. */
+static void check_auth_settings(void)
+{
+    if (settings.sasl) {
+        if (!protocol_specified) {
+            settings.binding_protocol = binary_prot;
+        } else if (settings.binding_protocol != binary_prot) {
+            die("ERROR: You cannot allow the ASCII protocol while using "
+                "SASL.");
+        }
+        if (settings.listen.udpport != 0) {
+            die("ERROR: Cannot enable UDP while using binary SASL "
+                "authentication.");
+        }
+    }
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -771,4 +794,5 @@ void settings_check(void)
     settings.num_threads_per_udp = settings.num_threads;
     absolute_memory_file();
     check_tier_settings();
+    check_auth_settings();
 }
