@@ -9,7 +9,8 @@
  * `stats conns`.  It tells the protocols apart (-B auto: a first byte of
  * 0x80 is binary) and frames requests: an ASCII line, or a binary
  * header with its extras and key.  Commands themselves are parsed by
- * proto_text.c and proto_bin.c; listeners and accept() are listen.c's.
+ * proto_text.c and proto_bin.c, -Y's first command by proto_auth.c;
+ * listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
  * connection is touched only by the worker that owns it (a listener by
@@ -25,6 +26,7 @@
 #include "item.h"
 #include "items.h"
 #include "listen.h"
+#include "proto_auth.h"
 #include "proto_bin.h"
 #include "proto_sasl.h"
 #include "proto_text.h"
@@ -181,6 +183,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->authenticated = false;
     c->sasl_started = false;
     c->sasl_conn = NULL;
+    c->auth_value_len = 0;
     c->rcurr = c->rbuf;
     c->rbytes = 0;
     c->item = NULL;
@@ -806,6 +809,18 @@ static bool try_read_command_ascii(conn *c)
     return true;
 }
 
+/* -Y before the client has authenticated (proto_auth.c). */
+static bool try_read_command_auth(conn *c)
+{
+    note_command_time(c);
+    conn_set_state(c, conn_parse_cmd);
+    bool done = try_read_command_asciiauth(c);
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+    return done;
+}
+
 /* Returns true when a command was processed, false when more input is
  * needed (state set accordingly). */
 static bool try_read_command(conn *c)
@@ -823,6 +838,9 @@ static bool try_read_command(conn *c)
     }
     if (c->protocol == binary_prot) {
         return try_read_command_binary(c);
+    }
+    if (settings.auth_file != NULL && !c->authenticated) {
+        return try_read_command_auth(c);
     }
     return try_read_command_ascii(c);
 }

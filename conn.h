@@ -110,10 +110,13 @@ struct conn {
     /* binary protocol: the request being served (proto_bin.c) */
     struct bin_request bin;
 
-    /* authentication: -S (proto_sasl.c) */
+    /* authentication: -S (proto_sasl.c) or -Y (proto_auth.c) */
     bool authenticated;
     bool sasl_started;            /* a SASL exchange is under way */
     void *sasl_conn;              /* the Cyrus connection, made on demand */
+    /* -Y: bytes of "user pass\r\n" expected after the set line; 0 while
+     * that line has not arrived */
+    uint32_t auth_value_len;
 
     /* output: response queue flushed with sendmsg in conn_write */
     resp_piece *pieces;

@@ -20,6 +20,7 @@
 #include "items.h"
 #include "listen.h"
 #include "nvm.h"
+#include "proto_auth.h"
 #include "proto_sasl.h"
 #include "settings.h"
 #include "stats.h"
@@ -249,7 +250,10 @@ int main(int argc, char **argv)
     settings_init();
     settings_parse(argc, argv);
     settings_check();
-    /* as root still, as memcached reads it: SASL's configuration */
+    /* as root still, as memcached reads them: -Y's file, SASL's config */
+    if (settings.auth_file != NULL) {
+        authfile_load(settings.auth_file);
+    }
     if (settings.sasl) {
         auth_sasl_init();
     }

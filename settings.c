@@ -140,7 +140,9 @@ static void usage(void)
 "                          enables restartable cache (stop with SIGUSR1)\n"
 "-S, --enable-sasl         turn on SASL authentication (Cyrus SASL, binary\n"
 "                          protocol only; see doc/memcached.1)\n"
-"-Z, -Y                    TLS, auth file: not supported yet\n"
+"-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
+"                          user:pass\\nuser2:pass2\\n\n"
+"-Z, --enable-ssl          TLS: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -514,7 +516,7 @@ static void parse_item_size(const char *arg)
     settings.item_size_max = (int)size;
 }
 
-/* -S picks the protocol itself unless -B named one */
+/* -S and -Y pick the protocol themselves unless -B named one */
 static bool protocol_specified;
 
 static void parse_protocol(const char *arg)
@@ -692,9 +694,7 @@ void settings_parse(int argc, char **argv)
             }
             settings.memory_file = optarg;
             break;
-        case 'Y':
-            die("ASCII authentication (-Y) is not supported yet by "
-                "tiercached.");
+        case 'Y': settings.auth_file = optarg; break;
         case 'F': settings.flush_enabled = false; break;
         case 'X': settings.dump_enabled = false; break;
         case 'W': settings.watch_enabled = false; break;
@@ -760,8 +760,8 @@ static void absolute_memory_file(void)
     settings.memory_file = abs;
 }
 
-/* -S speaks the binary protocol only, and not over UDP: memcached's
- * start-up errors, in its order. */
+/* -S speaks the binary protocol only, -Y the ASCII one, and neither
+ * works over UDP: memcached's start-up errors, in its order. */
 static void check_auth_settings(void)
 {
     if (settings.sasl) {
@@ -774,6 +774,18 @@ static void check_auth_settings(void)
         if (settings.listen.udpport != 0) {
             die("ERROR: Cannot enable UDP while using binary SASL "
                 "authentication.");
+        }
+    }
+    if (settings.auth_file != NULL) {
+        if (!protocol_specified) {
+            settings.binding_protocol = ascii_prot;
+        } else if (settings.binding_protocol != ascii_prot) {
+            die("ERROR: You cannot allow the BINARY protocol while using "
+                "ascii authentication tokens.");
+        }
+        if (settings.listen.udpport != 0) {
+            die("Cannot use UDP with ascii authentication enabled "
+                "(-U 0 to disable)");
         }
     }
 }
