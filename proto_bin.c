@@ -306,7 +306,6 @@ static void start_value(conn *c, const char *key, uint16_t nkey,
 static void process_update(conn *c, const char *extras, uint8_t base)
 {
     const unsigned char *ext = (const unsigned char *)extras;
-    uint32_t vlen = c->bin.bodylen - c->bin.keylen - c->bin.extlen;
     enum store_cmd cmd = base == BIN_CMD_ADD ? NREAD_ADD
                        : base == BIN_CMD_REPLACE ? NREAD_REPLACE
                        : NREAD_SET;
@@ -316,14 +315,14 @@ static void process_update(conn *c, const char *extras, uint8_t base)
         cmd = NREAD_CAS;
     }
     start_value(c, request_key(c, extras), c->bin.keylen, get32(ext),
-                bin_exptime(extras + 4), vlen, cmd);
+                bin_exptime(extras + 4), value_len(c), cmd);
 }
 
 static void process_append_prepend(conn *c, const char *extras,
                                    uint8_t base)
 {
     start_value(c, request_key(c, extras), c->bin.keylen, 0, 0,
-                c->bin.bodylen - c->bin.keylen,
+                value_len(c),
                 base == BIN_CMD_APPEND ? NREAD_APPEND : NREAD_PREPEND);
 }
 
