@@ -47,13 +47,6 @@ struct auth_entry {
 static struct auth_entry *entries;
 static size_t nentries;
 
-static void load_failed(const char *fmt, const char *path, const char *why)
-{
-    fprintf(stderr, fmt, path, why);
-    fputc('\n', stderr);
-    exit(EXIT_FAILURE);
-}
-
 /* One line (its end of line stripped): user, a colon, the password. */
 static bool add_entry(char *line, size_t len)
 {
@@ -86,16 +79,18 @@ void authfile_load(const char *path)
     ssize_t len;
 
     if (f == NULL) {
-        load_failed("Could not open authfile [%s] for reading, error %s",
-                    path, strerror(errno));
+        fprintf(stderr, "Could not open authfile [%s] for reading, error "
+                "%s\n", path, strerror(errno));
+        exit(EXIT_FAILURE);
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
             len--;
         }
         if (!add_entry(line, (size_t)len)) {
-            load_failed("Authfile [%s] has a malformed entry. Should be "
-                        "'user:password'%s", path, "");
+            fprintf(stderr, "Authfile [%s] has a malformed entry. Should "
+                    "be 'user:password'\n", path);
+            exit(EXIT_FAILURE);
         }
         /* the entry keeps the line's memory */
         line = NULL;
@@ -103,20 +98,6 @@ void authfile_load(const char *path)
     }
     free(line);
     fclose(f);
-}
-
-/* Compare without stopping at the first difference, so that how long a
- * check takes tells nothing about the password. */
-static bool same_bytes(const char *a, size_t alen, const char *b,
-                       size_t blen)
-{
-    unsigned char diff = alen != blen;
-    size_t n = alen < blen ? alen : blen;
-
-    for (size_t i = 0; i < n; i++) {
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    }
-    return diff == 0;
 }
 
 static bool authfile_grants(const char *user, const char *pass)
@@ -128,8 +109,8 @@ static bool authfile_grants(const char *user, const char *pass)
     for (size_t i = 0; i < nentries; i++) {
         if (entries[i].ulen == ulen
             && memcmp(entries[i].user, user, ulen) == 0) {
-            granted |= same_bytes(entries[i].pass, entries[i].plen, pass,
-                                  plen);
+            granted |= same_bytes_slow(entries[i].pass, entries[i].plen,
+                                       pass, plen);
         }
     }
     return granted;

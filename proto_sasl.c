@@ -23,6 +23,7 @@
 #include "config.h"
 #include "proto_sasl.h"
 #include "settings.h"
+#include "util.h"
 
 #include <sasl/sasl.h>
 #include <stdio.h>
@@ -72,20 +73,6 @@ static int log_callback(void *context, int level, const char *message)
     return SASL_OK;
 }
 
-/* Compare without stopping at the first difference: how long a check
- * takes says nothing about how much of a password was right. */
-static bool same_bytes(const char *a, size_t alen, const char *b,
-                       size_t blen)
-{
-    unsigned char diff = alen != blen;
-    size_t n = alen < blen ? alen : blen;
-
-    for (size_t i = 0; i < n; i++) {
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    }
-    return diff == 0;
-}
-
 /* Does line ("user:password", its end of line stripped) grant user? */
 static bool pwdb_line_matches(const char *line, size_t len,
                               const char *user, const char *pass,
@@ -98,7 +85,7 @@ static bool pwdb_line_matches(const char *line, size_t len,
         || memcmp(line, user, ulen) != 0) {
         return false;
     }
-    return same_bytes(colon + 1, len - ulen - 1, pass, passlen);
+    return same_bytes_slow(colon + 1, len - ulen - 1, pass, passlen);
 }
 
 static int pwdb_checkpass(sasl_conn_t *sconn, void *context,
