@@ -12,7 +12,7 @@
 #  - Bad input: bad magic (connection closed), truncated headers and
 #    bodies then close, key and extras longer than the frame, keys over
 #    250 bytes, wrong extras, unknown opcodes, values over the item size
-#    and over 2 GB; the server stays up.
+#    and over 2 GB, 400 random frames; the server stays up.
 #  - -B binary and -B ascii, UDP (each datagram negotiates) and unix
 #    sockets.
 #  - Differential: the same frames to Debian's memcached and to ours,
