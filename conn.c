@@ -6,7 +6,10 @@
  * a worker closing all of its own at shutdown), its response queue
  * (resp_*, out_string), reading requests and values, swallowing rejected
  * ones, flushing replies with sendmsg (TCP) or datagrams (UDP), and
- * `stats conns`.  Commands themselves are parsed by proto_text.c;
+ * `stats conns`.  It tells the protocols apart (-B auto: a first byte of
+ * 0x80 is binary) and frames requests: an ASCII line, or a binary
+ * header with its extras and key.  Commands themselves are parsed by
+ * proto_text.c and proto_bin.c, -Y's first command by proto_auth.c;
  * listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
@@ -23,6 +26,9 @@
 #include "item.h"
 #include "items.h"
 #include "listen.h"
+#include "proto_auth.h"
+#include "proto_bin.h"
+#include "proto_sasl.h"
 #include "proto_text.h"
 #include "settings.h"
 #include "stat_counter.h"
@@ -173,7 +179,11 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     }
     c->sfd = sfd;
     c->transport = transport;
-    c->protocol = ascii_prot;
+    c->protocol = settings.binding_protocol;
+    c->authenticated = false;
+    c->sasl_started = false;
+    c->sasl_conn = NULL;
+    c->auth_value_len = 0;
     c->rcurr = c->rbuf;
     c->rbytes = 0;
     c->item = NULL;
@@ -200,7 +210,9 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     }
     if (settings.verbose > 1 && init_state != conn_listening) {
         fprintf(stderr, "<%d new %s client connection\n", sfd,
-                IS_UDP(transport) ? "udp" : "ascii");
+                IS_UDP(transport) ? "udp"
+                : c->protocol == negotiating_prot ? "auto-negotiating"
+                : c->protocol == binary_prot ? "binary" : "ascii");
     }
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns++;
@@ -269,6 +281,7 @@ static void conn_close(conn *c)
         fprintf(stderr, "<%d connection closed.\n", c->sfd);
     }
     conn_cleanup(c);
+    auth_sasl_release(c);
     int fd = c->sfd;
     c->state = conn_closed;
     /* The struct is handed over with the fd: whichever worker gets this fd
@@ -568,6 +581,8 @@ static enum read_result try_read_udp(conn *c)
         return READ_NO_DATA_RECEIVED;
     }
     count_bytes_read(c, n);
+    /* -B auto: each datagram says which protocol it speaks */
+    c->protocol = settings.binding_protocol;
     unsigned char *hdr = (unsigned char *)c->rbuf;
     c->request_id = (uint16_t)(hdr[0] << 8 | hdr[1]);
     c->udp_multipacket = (hdr[4] << 8 | hdr[5]) > 1;
@@ -724,13 +739,47 @@ static bool line_may_grow(conn *c)
            (left >= 5 && memcmp(p, "gets ", 5) == 0);
 }
 
-/* Returns true when a command was processed, false when more input is
- * needed (state set accordingly). */
-static bool try_read_command(conn *c)
+static void note_command_time(conn *c)
 {
-    if (c->rbytes == 0) {
+    c->last_cmd_time = current_time;
+    atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
+                          memory_order_relaxed);
+}
+
+/* A binary request: its header, extras and key must be buffered (a
+ * value is read afterwards, into its item). */
+static bool try_read_command_binary(conn *c)
+{
+    if (c->rbytes < BIN_HEADER_SIZE) {
         return false;
     }
+    if (!bin_decode_header(c->rcurr, &c->bin)) {
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Invalid magic:  %x\n",
+                    (unsigned char)c->rcurr[0]);
+        }
+        conn_set_state(c, conn_closing);
+        return true;
+    }
+    int prefix = BIN_HEADER_SIZE + c->bin.extlen + c->bin.keylen;
+    if (c->rbytes < prefix) {
+        return false;
+    }
+    const char *extras = c->rcurr + BIN_HEADER_SIZE;
+    c->rcurr += prefix;
+    c->rbytes -= prefix;
+    note_command_time(c);
+    conn_set_state(c, conn_parse_cmd);
+    process_command_binary(c, extras);
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+    return true;
+}
+
+/* An ASCII request: a line. */
+static bool try_read_command_ascii(conn *c)
+{
     char *el = memchr(c->rcurr, '\n', c->rbytes);
     if (el == NULL) {
         if (c->rbytes > LINE_LIMIT && !line_may_grow(c)) {
@@ -748,9 +797,7 @@ static bool try_read_command(conn *c)
     char *line = c->rcurr;
     c->rbytes -= cont - c->rcurr;
     c->rcurr = cont;
-    c->last_cmd_time = current_time;
-    atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
-                          memory_order_relaxed);
+    note_command_time(c);
     if (settings.verbose > 1) {
         fprintf(stderr, "<%d %s\n", c->sfd, line);
     }
@@ -760,6 +807,42 @@ static bool try_read_command(conn *c)
         conn_set_state(c, conn_new_cmd);
     }
     return true;
+}
+
+/* -Y before the client has authenticated (proto_auth.c). */
+static bool try_read_command_auth(conn *c)
+{
+    note_command_time(c);
+    conn_set_state(c, conn_parse_cmd);
+    bool done = try_read_command_asciiauth(c);
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+    return done;
+}
+
+/* Returns true when a command was processed, false when more input is
+ * needed (state set accordingly). */
+static bool try_read_command(conn *c)
+{
+    if (c->rbytes == 0) {
+        return false;
+    }
+    if (c->protocol == negotiating_prot) {
+        c->protocol = (unsigned char)c->rcurr[0] == BIN_REQ_MAGIC
+                      ? binary_prot : ascii_prot;
+        if (settings.verbose > 1) {
+            fprintf(stderr, "%d: Client using the %s protocol\n", c->sfd,
+                    c->protocol == binary_prot ? "binary" : "ascii");
+        }
+    }
+    if (c->protocol == binary_prot) {
+        return try_read_command_binary(c);
+    }
+    if (settings.auth_file != NULL && !c->authenticated) {
+        return try_read_command_auth(c);
+    }
+    return try_read_command_ascii(c);
 }
 
 static void reset_cmd(conn *c)
@@ -792,7 +875,11 @@ static bool wait_for_more_input(conn *c)
 static bool nread_step(conn *c, bool *stop)
 {
     if (c->rlbytes == 0) {
-        complete_nread(c);
+        if (c->protocol == binary_prot) {
+            complete_nread_binary(c);
+        } else {
+            complete_nread(c);
+        }
         if (c->state == conn_nread) {
             conn_set_state(c, conn_new_cmd);
         }
@@ -1018,6 +1105,7 @@ static void drive_machine(conn *c)
         case conn_closing:
             if (IS_UDP(c->transport)) {
                 conn_cleanup(c);
+                c->close_after_write = false;
                 c->rbytes = 0;
                 conn_set_state(c, conn_read);
                 stop = true;

@@ -64,12 +64,22 @@ typedef struct {
 
 #define META_PENDING_MAX 512
 
+/* A binary request's header (proto_bin.h), in host byte order. */
+struct bin_request {
+    uint8_t opcode;               /* as sent: replies echo quiet forms */
+    uint8_t extlen;
+    uint16_t keylen;
+    uint32_t bodylen;             /* extras + key + value */
+    uint32_t opaque;              /* echoed untouched */
+    uint64_t cas;
+};
+
 typedef struct conn conn;
 struct conn {
     int sfd;
     enum conn_states state;
     enum network_transport transport;
-    enum protocol protocol;
+    enum protocol protocol;       /* negotiating_prot until the first byte */
     struct event event;
     short ev_flags;
     short which;
@@ -97,6 +107,16 @@ struct conn {
     char meta_pending[META_PENDING_MAX];
     int meta_pending_len;
     uint32_t meta_pending_flags;
+    /* binary protocol: the request being served (proto_bin.c) */
+    struct bin_request bin;
+
+    /* authentication: -S (proto_sasl.c) or -Y (proto_auth.c) */
+    bool authenticated;
+    bool sasl_started;            /* a SASL exchange is under way */
+    void *sasl_conn;              /* the Cyrus connection, made on demand */
+    /* -Y: bytes of "user pass\r\n" expected after the set line; 0 while
+     * that line has not arrived */
+    uint32_t auth_value_len;
 
     /* output: response queue flushed with sendmsg in conn_write */
     resp_piece *pieces;

@@ -20,6 +20,8 @@
 #include "items.h"
 #include "listen.h"
 #include "nvm.h"
+#include "proto_auth.h"
+#include "proto_sasl.h"
 #include "settings.h"
 #include "stats.h"
 #include "thread.h"
@@ -248,6 +250,13 @@ int main(int argc, char **argv)
     settings_init();
     settings_parse(argc, argv);
     settings_check();
+    /* as root still, as memcached reads them: -Y's file, SASL's config */
+    if (settings.auth_file != NULL) {
+        authfile_load(settings.auth_file);
+    }
+    if (settings.sasl) {
+        auth_sasl_init();
+    }
     raise_limits();
     drop_privileges();
     /* as the -u user, the way memcached opens its -e memory file: the

@@ -1,7 +1,8 @@
 /*
  * proto_internal.h: what the ASCII protocol files share (proto_text.c,
- * proto_meta.c, proto_admin.c, proto_util.c); nothing outside them
- * includes it.
+ * proto_meta.c, proto_admin.c, proto_util.c), and the counters and cas
+ * bookkeeping the binary protocol (proto_bin.c) shares with them;
+ * nothing outside the protocol layer includes it.
  *
  * Owns the token type of a split request line, the reply line builder
  * (line_t and the generic line_* appenders) and the get/touch counters,

@@ -127,7 +127,8 @@ static void usage(void)
 "                          the others (default: 20)\n"
 "-C, --disable-cas         disable use of CAS\n"
 "-b, --listen-backlog=<num> set the backlog queue limit (default: 1024)\n"
-"-B, --protocol=<name>     ascii or auto (default: auto; binary not built yet)\n"
+"-B, --protocol=<name>     protocol - one of ascii, binary, or auto\n"
+"                          (default: auto-negotiate)\n"
 "-I, --max-item-size=<num> adjusts max item size\n"
 "                          (default: 1m, min: 1k, max: 1024m)\n"
 "-F, --disable-flush-all   disable flush_all command\n"
@@ -137,7 +138,11 @@ static void usage(void)
 "                          use only in ram disks or persistent memory"
 " mounts!\n"
 "                          enables restartable cache (stop with SIGUSR1)\n"
-"-S, -Z, -Y                SASL, TLS, auth file: not supported yet\n"
+"-S, --enable-sasl         turn on SASL authentication (Cyrus SASL, binary\n"
+"                          protocol only; see doc/memcached.1)\n"
+"-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
+"                          user:pass\\nuser2:pass2\\n\n"
+"-Z, --enable-ssl          TLS: not supported yet\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -511,14 +516,18 @@ static void parse_item_size(const char *arg)
     settings.item_size_max = (int)size;
 }
 
+/* -S and -Y pick the protocol themselves unless -B named one */
+static bool protocol_specified;
+
 static void parse_protocol(const char *arg)
 {
+    protocol_specified = true;
     if (strcmp(arg, "auto") == 0) {
         settings.binding_protocol = negotiating_prot;
     } else if (strcmp(arg, "ascii") == 0) {
         settings.binding_protocol = ascii_prot;
     } else if (strcmp(arg, "binary") == 0) {
-        die("The binary protocol is not built yet; use -B ascii or auto.");
+        settings.binding_protocol = binary_prot;
     } else {
         die("Invalid value for binding protocol: %s\n"
             " -- should be one of auto, binary, or ascii", arg);
@@ -676,8 +685,7 @@ void settings_parse(int argc, char **argv)
             break;
         case 'B': parse_protocol(optarg); break;
         case 'I': parse_item_size(optarg); break;
-        case 'S':
-            die("SASL (-S) is not supported yet by tiercached.");
+        case 'S': settings.sasl = true; break;
         case 'Z':
             die("TLS (-Z) is not supported yet by tiercached.");
         case 'e':
@@ -686,9 +694,7 @@ void settings_parse(int argc, char **argv)
             }
             settings.memory_file = optarg;
             break;
-        case 'Y':
-            die("ASCII authentication (-Y) is not supported yet by "
-                "tiercached.");
+        case 'Y': settings.auth_file = optarg; break;
         case 'F': settings.flush_enabled = false; break;
         case 'X': settings.dump_enabled = false; break;
         case 'W': settings.watch_enabled = false; break;
@@ -754,6 +760,36 @@ static void absolute_memory_file(void)
     settings.memory_file = abs;
 }
 
+/* -S speaks the binary protocol only, -Y the ASCII one, and neither
+ * works over UDP: memcached's start-up errors, in its order. */
+static void check_auth_settings(void)
+{
+    if (settings.sasl) {
+        if (!protocol_specified) {
+            settings.binding_protocol = binary_prot;
+        } else if (settings.binding_protocol != binary_prot) {
+            die("ERROR: You cannot allow the ASCII protocol while using "
+                "SASL.");
+        }
+        if (settings.listen.udpport != 0) {
+            die("ERROR: Cannot enable UDP while using binary SASL "
+                "authentication.");
+        }
+    }
+    if (settings.auth_file != NULL) {
+        if (!protocol_specified) {
+            settings.binding_protocol = ascii_prot;
+        } else if (settings.binding_protocol != ascii_prot) {
+            die("ERROR: You cannot allow the BINARY protocol while using "
+                "ascii authentication tokens.");
+        }
+        if (settings.listen.udpport != 0) {
+            die("Cannot use UDP with ascii authentication enabled "
+                "(-U 0 to disable)");
+        }
+    }
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -770,4 +806,5 @@ void settings_check(void)
     settings.num_threads_per_udp = settings.num_threads;
     absolute_memory_file();
     check_tier_settings();
+    check_auth_settings();
 }

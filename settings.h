@@ -41,7 +41,8 @@ struct settings {
     int item_size_max;            /* -I */
     int slab_page_size;
     int slab_chunk_size_max;
-    bool sasl;
+    bool sasl;                    /* -S (proto_sasl.c) */
+    char *auth_file;              /* -Y: user:password lines (proto_auth.c) */
     bool lru_crawler;
     uint32_t lru_crawler_sleep;
     uint32_t lru_crawler_tocrawl;

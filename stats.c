@@ -274,7 +274,8 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     append_stat("binding_protocol", add_stats, c, "%s",
                 protocol_name(settings.binding_protocol));
     append_stat("auth_enabled_sasl", add_stats, c, "%s", yes_no(settings.sasl));
-    append_stat("auth_enabled_ascii", add_stats, c, "%s", "no");
+    append_stat("auth_enabled_ascii", add_stats, c, "%s",
+                settings.auth_file != NULL ? settings.auth_file : "no");
     append_stat("item_size_max", add_stats, c, "%d", settings.item_size_max);
     append_stat("maxconns_fast", add_stats, c, "%s",
                 yes_no(settings.listen.maxconns_fast));

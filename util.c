@@ -1,8 +1,9 @@
 /*
  * util.c: generic helpers with no knowledge of connections or items.
  *
- * Owns the safe_strto* parsers, the decimal formatters and the base64
- * codec, all declared in util.h.  Nothing here takes a lock or allocates.
+ * Owns the safe_strto* parsers, the decimal formatters, the base64 codec
+ * and a comparison for passwords, all declared in util.h.  Nothing here
+ * takes a lock or allocates.
  *
  * The parsers follow memcached's acceptance rules because clients see them
  * through protocol replies: a number may be followed by whitespace (the
@@ -247,4 +248,16 @@ size_t base64_decode(const char *src, size_t len,
         }
     }
     return out;
+}
+
+bool same_bytes_slow(const char *a, size_t alen, const char *b,
+                     size_t blen)
+{
+    unsigned char diff = alen != blen;
+    size_t n = alen < blen ? alen : blen;
+
+    for (size_t i = 0; i < n; i++) {
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    }
+    return diff == 0;
 }

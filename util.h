@@ -40,4 +40,10 @@ size_t base64_encode(const unsigned char *src, size_t len,
 size_t base64_decode(const char *src, size_t len,
                      unsigned char *dst, size_t dst_max);
 
+/* Are the two byte strings equal?  Takes as long whatever their first
+ * difference, so that a password check's time tells nothing about how
+ * much of the password was right. */
+bool same_bytes_slow(const char *a, size_t alen, const char *b,
+                     size_t blen);
+
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # clients.t: real client libraries against the server under test:
-# pylibmc (python3-pylibmc, Debian's python) and pymemcache (pip) run
+# pylibmc (python3-pylibmc, Debian's python; over the ASCII protocol and,
+# binary=True, over the binary one) and pymemcache (pip) run
 # get/set/get_multi/cas/incr/decr/delete/touch/add/append through a small
 # python script; each script prints OK lines and exits 0 on success.
 # Perl's Cache::Memcached is exercised too.  A client library that is not
@@ -30,7 +31,8 @@ sub python_with {
 my $pylibmc_script = <<'PY';
 import sys, pylibmc
 port = int(sys.argv[1])
-mc = pylibmc.Client(["127.0.0.1:%d" % port], binary=False, behaviors={"cas": True})
+binary = len(sys.argv) > 2 and sys.argv[2] == "binary"
+mc = pylibmc.Client(["127.0.0.1:%d" % port], binary=binary, behaviors={"cas": True})
 def check(name, cond):
     print(("OK " if cond else "FAIL ") + name)
     if not cond:
@@ -61,6 +63,10 @@ check("big set", mc.set("pl:big", big))
 check("big get", mc.get("pl:big") == big)
 check("pickled object", mc.set("pl:obj", {"k": [1, 2, 3]}) and mc.get("pl:obj") == {"k": [1, 2, 3]})
 check("stats", int(mc.get_stats()[0][1]["curr_connections"]) >= 1)
+check("prepend", mc.prepend("pl:b", "<") and mc.get("pl:b") == "<again!")
+check("delete_multi", mc.delete_multi(["pl:x", "pl:y"]) and mc.get("pl:x") is None)
+mc.flush_all()
+check("flush_all", mc.get("pl:b") is None)
 print("DONE")
 PY
 
@@ -104,8 +110,11 @@ check("flush_all", c.get("pm:q") is None)
 print("DONE")
 PY
 
-for my $lib (['pylibmc', $pylibmc_script], ['pymemcache', $pymemcache_script]) {
-    my ($module, $script) = @$lib;
+for my $lib (['pylibmc', $pylibmc_script, ''],
+             ['pylibmc', $pylibmc_script, 'binary'],
+             ['pymemcache', $pymemcache_script, '']) {
+    my ($module, $script, $mode) = @$lib;
+    my $what = $mode ? "$module ($mode protocol)" : $module;
     SKIP: {
         my $py = python_with($module);
         skip "$module not importable by any python3 (install python3-pylibmc / pip install pymemcache)", 2
@@ -113,9 +122,9 @@ for my $lib (['pylibmc', $pylibmc_script], ['pymemcache', $pymemcache_script]) {
         open my $fh, '>', "$dir/check_$module.py" or die $!;
         print $fh $script;
         close $fh;
-        my ($code, $out) = run_binary('/bin/sh', ['-c', "$py $dir/check_$module.py $port"], 30);
-        is($code, 0, "$module script exit status") or diag($out);
-        like($out, qr/^DONE$/m, "$module: all checks passed") or diag($out);
+        my ($code, $out) = run_binary('/bin/sh', ['-c', "$py $dir/check_$module.py $port $mode"], 30);
+        is($code, 0, "$what script exit status") or diag($out);
+        like($out, qr/^DONE$/m, "$what: all checks passed") or diag($out);
     }
 }
 

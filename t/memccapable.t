@@ -1,7 +1,8 @@
 #!/usr/bin/perl
-# memccapable.t: libmemcached's protocol conformance tool `memccapable`
-# (ASCII tests only: -a) against the server under test; every one of its
-# tests must report [pass] and the tool must print "All tests passed".
+# memccapable.t: libmemcached's protocol conformance tool `memccapable`,
+# its ASCII and its binary tests, against the server under test; every
+# one of its tests must report [pass] and the tool must print "All tests
+# passed".
 use strict;
 use warnings;
 use FindBin;
@@ -13,10 +14,13 @@ my $tool = '/usr/bin/memccapable';
 plan skip_all => "$tool not installed (apt-get install libmemcached-tools)" unless -x $tool;
 
 my $server = new_memcached('');
-my ($code, $out) = run_binary($tool, ['-a', '-t', '5', '-h', '127.0.0.1', '-p', $server->port], 60);
-my @results = $out =~ /^(ascii \S.*?)\s+\[(\w+)\]\s*$/mg;
+my ($code, $out) = run_binary($tool, ['-t', '5', '-h', '127.0.0.1', '-p', $server->port], 60);
+my @results = $out =~ /^((?:ascii|binary) \S.*?)\s+\[(\w+)\]\s*$/mg;
 my %res = @results;
-cmp_ok(scalar(keys %res), '>=', 20, scalar(keys %res) . ' memccapable tests ran');
+cmp_ok(scalar(grep { /^ascii / } keys %res), '>=', 20,
+    scalar(grep { /^ascii / } keys %res) . ' ASCII memccapable tests ran');
+cmp_ok(scalar(grep { /^binary / } keys %res), '>=', 25,
+    scalar(grep { /^binary / } keys %res) . ' binary memccapable tests ran');
 for my $t (sort keys %res) {
     is($res{$t}, 'pass', "memccapable: $t");
 }
