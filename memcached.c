@@ -23,6 +23,7 @@
 #include "settings.h"
 #include "stats.h"
 #include "thread.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -248,6 +249,10 @@ int main(int argc, char **argv)
     settings_init();
     settings_parse(argc, argv);
     settings_check();
+    if (settings.tls.enabled) {
+        /* as root still: keys are often readable by root alone */
+        tls_init();
+    }
     raise_limits();
     drop_privileges();
     /* as the -u user, the way memcached opens its -e memory file: the
