@@ -386,6 +386,15 @@ for my $zone (['D', '-m 64'], ['N', '-m 2 -o nvm_size=16m,tier_policy=nvm']) {
     $new = tls_connect($srv);
     is($new && $new->peer_certificate('cn'), 'server2',
         '... and the certificate loaded before is still served');
+    # memcached loads into its live context: after this it fails every
+    # handshake; the old context stays here
+    copy("$dir/client.crt", "$dir/live.crt") or die;
+    like(send_recv($srv->sock, "refresh_certs\r\n"),
+        qr/^Error loading the key: \Q$dir\E\/live.key : .*mismatch/,
+        'a certificate that does not match the key: refused');
+    $new = tls_connect($srv);
+    is($new && $new->peer_certificate('cn'), 'server2',
+        '... new connections still get the certificate loaded before');
     $srv->stop;
 }
 
