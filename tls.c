@@ -432,8 +432,10 @@ void tls_get_stats(struct tls_stats *out)
     out->new_sessions = atomic_load_explicit(&new_sessions,
                                              memory_order_relaxed);
     pthread_mutex_lock(&ctx_lock);
-    out->secs_since_cert_refresh = now.tv_sec - ctx_loaded_at.tv_sec;
+    int64_t ns = (int64_t)(now.tv_sec - ctx_loaded_at.tv_sec) * 1000000000 +
+                 (now.tv_nsec - ctx_loaded_at.tv_nsec);
     pthread_mutex_unlock(&ctx_lock);
+    out->secs_since_cert_refresh = ns > 0 ? (uint64_t)ns / 1000000000 : 0;
 }
 
 void tls_stats_reset(void)
