@@ -8,11 +8,14 @@
 # pipelined requests), a notls: listener beside the TLS one, plaintext
 # and a half-sent handshake to the TLS port (closed, counted, server
 # alive), a stalled handshake closed by idle_timeout, the verify modes,
-# ssl_min_version, refresh_certs (a changed certificate served to new
-# connections, a broken one refused), session resumption with and
-# without ssl_session_cache, the ssl_* lines of `stats`, `stats
-# settings` and `stats conns`; and, when Debian's memcached is installed,
-# the same requests against it with the same certificates.
+# ssl_min_version, a DER key and a cipher list, pymemcache with a client
+# certificate, refresh_certs (a changed certificate served to new
+# connections, a broken or mismatched one refused), session resumption
+# with and without ssl_session_cache, ssl_kernel_tls, the ssl_* lines of
+# `stats`, `stats settings` and `stats conns`, a SIGTERM stop with TLS
+# clients in every state (exit 0, and no leak under ASan); and, when
+# Debian's memcached is installed, the same requests against it with the
+# same certificates.
 use strict;
 use warnings;
 use FindBin;
@@ -383,6 +386,48 @@ for my $zone (['D', '-m 64'], ['N', '-m 2 -o nvm_size=16m,tier_policy=nvm']) {
     $s = tls_connect($srv, cert => 'client');
     ok($s && send_recv($s, "version\r\n") eq $VERSION,
         'mode 3: a trusted certificate accepted');
+    $srv->stop;
+}
+
+# pymemcache over TLS, showing a client certificate to a server that
+# requires one
+SKIP: {
+    skip 'pymemcache not importable (pip install pymemcache)', 2
+        unless system("python3 -c 'import pymemcache' 2>/dev/null") == 0;
+    my $srv = tls_server("-t 2 -o $certs,ssl_ca_cert=$dir/ca.crt,"
+        . 'ssl_verify_mode=2');
+    open my $py, '>', "$dir/pymemcache_tls.py" or die;
+    print $py <<'PY';
+import ssl, sys
+from pymemcache.client.base import Client
+port, ca, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=ca)
+ctx.load_cert_chain(cert, key)
+c = Client(("127.0.0.1", port), tls_context=ctx, connect_timeout=5,
+           timeout=5)
+big = bytes(range(256)) * 800
+def check(name, cond):
+    print(("OK " if cond else "FAIL ") + name)
+    if not cond:
+        sys.exit(1)
+check("set", c.set("py:a", b"hello", noreply=False))
+check("get", c.get("py:a") == b"hello")
+check("big", c.set("py:big", big, noreply=False) and c.get("py:big") == big)
+check("get_many", c.get_many(["py:a", "py:none"]) == {"py:a": b"hello"})
+val, cas = c.gets("py:a")
+check("cas", c.cas("py:a", b"world", cas, noreply=False) is True)
+c.set("py:n", b"1", noreply=False)
+check("incr", c.incr("py:n", 41) == 42)
+check("version", c.version() == b"1.6.18")
+print("DONE")
+PY
+    close $py;
+    my ($code, $out) = run_binary('/bin/sh', ['-c', "python3 "
+        . "$dir/pymemcache_tls.py $srv->{tls_port} $dir/ca.crt "
+        . "$dir/client.crt $dir/client.key"], 30);
+    is($code, 0, 'pymemcache over TLS with a client certificate')
+        or diag($out);
+    like($out, qr/^DONE$/m, '... every check passed') or diag($out);
     $srv->stop;
 }
 
