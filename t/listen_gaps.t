@@ -178,7 +178,8 @@ for my $subject (@subjects) {
     $shape{$who}{per_udp} = $srv->stats('settings')->{num_threads_per_udp};
     $srv->stop;
 }
-is($shape{tiercached}{one}, join("\n", 'tcp:127.0.0.1:PORT conn_listening secs',
+is($shape{tiercached}{one}, join("\n",
+    'tcp:127.0.0.1:PORT conn_listening secs',
     ('udp:127.0.0.1:PORT conn_read secs') x 3),
     'stats conns: the TCP listener and one UDP descriptor per worker');
 is($shape{tiercached}{two}, join("\n",
