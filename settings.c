@@ -412,10 +412,15 @@ static bool parse_tier_subopt(const char *name, const char *val)
 }
 
 /* memcached's ssl_* errors: its wording and its exit status (1) */
-static void ssl_subopt_error(const char *what, const char *name)
+static void ssl_subopt_missing(const char *name)
 {
-    fprintf(stderr, "%s%s%s\n", what, name,
-            strcmp(what, "Missing ") == 0 ? " argument" : "");
+    fprintf(stderr, "Missing %s argument\n", name);
+    exit(EXIT_FAILURE);
+}
+
+static void ssl_subopt_unparsable(const char *name)
+{
+    fprintf(stderr, "could not parse argument to %s\n", name);
     exit(EXIT_FAILURE);
 }
 
@@ -423,10 +428,10 @@ static int ssl_subopt_int(const char *name, const char *val, int max)
 {
     int32_t v;
     if (val == NULL) {
-        ssl_subopt_error("Missing ", name);
+        ssl_subopt_missing(name);
     }
     if (!safe_strtol(val, &v)) {
-        ssl_subopt_error("could not parse argument to ", name);
+        ssl_subopt_unparsable(name);
     }
     if (v < 0 || v > max) {
         fprintf(stderr, "Invalid %s. Use help to see valid options.\n",
@@ -436,16 +441,18 @@ static int ssl_subopt_int(const char *name, const char *val, int max)
     return v;
 }
 
-static char *ssl_subopt_string(const char *name, const char *val)
+/* A file name or cipher list; given twice, the last one counts. */
+static void ssl_subopt_string(char **slot, const char *name, const char *val)
 {
     if (val == NULL) {
-        ssl_subopt_error("Missing ", name);
+        ssl_subopt_missing(name);
     }
     char *copy = strdup(val);
     if (copy == NULL) {
         die("Failed to allocate memory for %s", name);
     }
-    return copy;
+    free(*slot);
+    *slot = copy;
 }
 
 /* -o ssl_*: the TLS options (tls.h), used with -Z */
@@ -453,21 +460,21 @@ static bool parse_ssl_subopt(const char *name, const char *val)
 {
     struct tls_config *tc = &settings.tls;
     if (strcmp(name, "ssl_chain_cert") == 0) {
-        tc->chain_cert = ssl_subopt_string(name, val);
+        ssl_subopt_string(&tc->chain_cert, name, val);
     } else if (strcmp(name, "ssl_key") == 0) {
-        tc->key = ssl_subopt_string(name, val);
+        ssl_subopt_string(&tc->key, name, val);
     } else if (strcmp(name, "ssl_verify_mode") == 0) {
         tc->verify_mode = ssl_subopt_int(name, val, TLS_VERIFY_MODE_MAX);
     } else if (strcmp(name, "ssl_keyformat") == 0) {
         tc->keyformat = ssl_subopt_int(name, val, INT32_MAX);
     } else if (strcmp(name, "ssl_ciphers") == 0) {
-        tc->ciphers = ssl_subopt_string(name, val);
+        ssl_subopt_string(&tc->ciphers, name, val);
     } else if (strcmp(name, "ssl_ca_cert") == 0) {
-        tc->ca_cert = ssl_subopt_string(name, val);
+        ssl_subopt_string(&tc->ca_cert, name, val);
     } else if (strcmp(name, "ssl_wbuf_size") == 0) {
         int kb = ssl_subopt_int(name, val, INT32_MAX / 1024);
         if (kb == 0) {
-            ssl_subopt_error("could not parse argument to ", name);
+            ssl_subopt_unparsable(name);
         }
         tc->wbuf_size = (unsigned int)kb * 1024;
     } else if (strcmp(name, "ssl_session_cache") == 0) {
