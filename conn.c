@@ -793,14 +793,15 @@ static void reset_cmd(conn *c)
 
 /* In the middle of a command (value still arriving, or being swallowed):
  * send the replies queued so far, then wait for input, and for
- * writability too while some of them are still unsent. */
+ * writability too while some of them are still unsent (or TLS must send
+ * before it can read). */
 static bool wait_for_more_input(conn *c)
 {
     if (c->npieces > 0 && transmit_tcp(c) == WRITE_COMPLETE) {
         conn_release_pieces(c);
     }
     int flags = EV_READ | EV_PERSIST;
-    if (c->npieces > 0) {
+    if (c->npieces > 0 || tls_conn_wants_write(c)) {
         flags |= EV_WRITE;
     }
     return update_event(c, flags);
