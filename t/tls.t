@@ -269,6 +269,14 @@ for my $zone (['D', '-m 64'], ['N', '-m 2 -o nvm_size=16m,tier_policy=nvm']) {
         . join '', map { "VALUE p$_ 0 4\r\nv$_\r\nEND\r\n" } 100 .. 299;
     reply_is(send_recv($s, $pipe, n => 400), $want,
         "$name: 400 pipelined requests");
+    if ($name eq 'D') {
+        # 6 MB of replies to a client that reads only later: the server's
+        # writes stop half way and resume where they stopped
+        mc_send($s, "get big\r\n" x 20);
+        my $one = "VALUE big 0 " . length($big) . "\r\n$big\r\nEND\r\n";
+        my $got = join '', map { read_reply($s, 10) } 1 .. 20;
+        ok($got eq $one x 20, 'D: 20 large replies to a slow reader, intact');
+    }
     my $p = $srv->sock;
     reply_is(send_recv($p, "get k\r\n"), "VALUE k 5 5\r\nhello\r\nEND\r\n",
         "$name: notls: listener speaks plaintext, same items");
