@@ -8,9 +8,11 @@
  * ones, flushing replies with sendmsg (TCP) or datagrams (UDP), and
  * `stats conns`.  It tells the protocols apart (-B auto: a first byte of
  * 0x80 is binary) and frames requests: an ASCII line, or a binary
- * header with its extras and key.  Commands themselves are parsed by
- * proto_text.c and proto_bin.c, -Y's first command by proto_auth.c;
- * listeners and accept() are listen.c's.
+ * header with its extras and key.  A stream connection reads and sends
+ * through its own io_read/io_sendmsg: the socket's, or tls.c's for a TLS
+ * client.  Commands themselves are parsed by proto_text.c and
+ * proto_bin.c, -Y's first command by proto_auth.c; listeners and accept()
+ * are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
  * connection is touched only by the worker that owns it (a listener by
@@ -34,6 +36,7 @@
 #include "stat_counter.h"
 #include "stats.h"
 #include "thread.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -112,6 +115,16 @@ static bool update_event(conn *c, int new_flags)
     return event_add(&c->event, 0) != -1;
 }
 
+static ssize_t socket_read(conn *c, void *buf, size_t len)
+{
+    return read(c->sfd, buf, len);
+}
+
+static ssize_t socket_sendmsg(conn *c, struct msghdr *msg, int flags)
+{
+    return sendmsg(c->sfd, msg, flags);
+}
+
 static void conn_free_buffers(conn *c)
 {
     free(c->rbuf);
@@ -142,14 +155,10 @@ static conn *conn_alloc(int read_buffer_size)
     return c;
 }
 
-/* Connection structs are kept per fd and reused, as memcached does; UDP
- * connections share one fd across workers and are never in the table. */
-static conn *conn_struct_for(int sfd, int read_buffer_size,
-                             enum network_transport transport)
+/* Connection structs are kept per fd and reused, as memcached does (a
+ * worker's UDP connection has a descriptor of its own, listen.c's dup). */
+static conn *conn_struct_for(int sfd, int read_buffer_size)
 {
-    if (IS_UDP(transport)) {
-        return conn_alloc(read_buffer_size);
-    }
     if (sfd < 0 || sfd >= max_fds) {
         return NULL;
     }
@@ -170,7 +179,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
                int read_buffer_size, enum network_transport transport,
                struct event_base *base)
 {
-    conn *c = conn_struct_for(sfd, read_buffer_size, transport);
+    conn *c = conn_struct_for(sfd, read_buffer_size);
     if (c == NULL) {
         pthread_mutex_lock(&stats_lock);
         stats.malloc_fails++;
@@ -178,6 +187,10 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
         return NULL;
     }
     c->sfd = sfd;
+    c->io_read = socket_read;
+    c->io_sendmsg = socket_sendmsg;
+    c->tls = NULL;
+    c->accepts_tls = false;
     c->transport = transport;
     c->protocol = settings.binding_protocol;
     c->authenticated = false;
@@ -274,6 +287,20 @@ static void conn_cleanup(conn *c)
     conn_release_pieces(c);
 }
 
+/* The struct is handed over with the fd: whichever worker gets this fd
+ * number next reuses it.  The release store (matched by the acquire in
+ * conn_struct_for) orders everything this worker did with the struct
+ * before that reuse; after it the struct is not ours. */
+static void conn_release_struct(conn *c)
+{
+    c->state = conn_closed;
+    atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
+    pthread_mutex_lock(&stats_lock);
+    stats.curr_conns--;
+    pthread_mutex_unlock(&stats_lock);
+}
+
 static void conn_close(conn *c)
 {
     event_del(&c->event);
@@ -282,18 +309,10 @@ static void conn_close(conn *c)
     }
     conn_cleanup(c);
     auth_sasl_release(c);
+    tls_conn_end(c);
     int fd = c->sfd;
-    c->state = conn_closed;
-    /* The struct is handed over with the fd: whichever worker gets this fd
-     * number from the next accept() reuses it.  The release store (matched
-     * by the acquire in conn_struct_for) orders everything this worker did
-     * with the struct before that reuse; after it the struct is not ours. */
-    atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
-    atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
+    conn_release_struct(c);
     close(fd);
-    pthread_mutex_lock(&stats_lock);
-    stats.curr_conns--;
-    pthread_mutex_unlock(&stats_lock);
     accept_pause_conn_closed();
 }
 
@@ -313,28 +332,27 @@ static bool conn_is_idle(conn *c, rel_time_t now)
 void conn_drop(conn *c)
 {
     if (IS_UDP(c->transport)) {
-        /* the socket is shared by every worker: listen.c closes it */
+        /* its descriptor is listen.c's to close, after the workers stop */
         event_del(&c->event);
         conn_cleanup(c);
-        pthread_mutex_lock(&stats_lock);
-        stats.curr_conns--;
-        pthread_mutex_unlock(&stats_lock);
-        conn_free_buffers(c);
+        conn_release_struct(c);
         return;
     }
     conn_set_state(c, conn_closing);
     drive_machine(c);
 }
 
-/* The connection in slot fd if worker me owns it.  Other workers' slots
- * are read but never touched: only a worker stores itself in pub_owner,
- * and it clears it when it closes the connection, so reading back `me`
- * means the connection is ours. */
+/* The TCP or unix connection in slot fd if worker me owns it (its UDP
+ * ones are thread.c's to drop).  Other workers' slots are read but never
+ * touched: only a worker stores itself in pub_owner, and it clears it
+ * when it closes the connection, so reading back `me` means the
+ * connection is ours. */
 static conn *conn_owned_by(LIBEVENT_THREAD *me, int fd)
 {
     conn *c = atomic_load(&conns[fd]);
     if (c == NULL ||
-        atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me) {
+        atomic_load_explicit(&c->pub_owner, memory_order_relaxed) != me ||
+        IS_UDP(c->transport)) {
         return NULL;
     }
     return c;
@@ -545,7 +563,7 @@ static enum read_result try_read_tcp(conn *c)
             }
         }
         int avail = c->rsize - c->rbytes;
-        ssize_t n = read(c->sfd, c->rbuf + c->rbytes, avail);
+        ssize_t n = c->io_read(c, c->rbuf + c->rbytes, avail);
         if (n > 0) {
             count_bytes_read(c, n);
             c->rbytes += n;
@@ -639,7 +657,7 @@ static enum write_result transmit_tcp(conn *c)
     while (c->write_started < c->npieces) {
         int n = fill_iovecs(c, iov, IOV_BATCH);
         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = n };
-        ssize_t res = sendmsg(c->sfd, &msg, MSG_NOSIGNAL);
+        ssize_t res = c->io_sendmsg(c, &msg, MSG_NOSIGNAL);
         if (res > 0) {
             if (c->thread != NULL) {
                 STAT_ADD(c->thread->stats.bytes_written, res);
@@ -858,14 +876,15 @@ static void reset_cmd(conn *c)
 
 /* In the middle of a command (value still arriving, or being swallowed):
  * send the replies queued so far, then wait for input, and for
- * writability too while some of them are still unsent. */
+ * writability too while some of them are still unsent (or TLS must send
+ * before it can read). */
 static bool wait_for_more_input(conn *c)
 {
     if (c->npieces > 0 && transmit_tcp(c) == WRITE_COMPLETE) {
         conn_release_pieces(c);
     }
     int flags = EV_READ | EV_PERSIST;
-    if (c->npieces > 0) {
+    if (c->npieces > 0 || tls_conn_wants_write(c)) {
         flags |= EV_WRITE;
     }
     return update_event(c, flags);
@@ -899,7 +918,7 @@ static bool nread_step(conn *c, bool *stop)
         conn_set_state(c, conn_new_cmd);
         return false;
     }
-    ssize_t res = read(c->sfd, c->ritem, c->rlbytes);
+    ssize_t res = c->io_read(c, c->ritem, c->rlbytes);
     if (res > 0) {
         count_bytes_read(c, res);
         c->ritem += res;
@@ -942,7 +961,7 @@ static void swallow_step(conn *c, bool *stop)
     char scratch[16384];
     int want = c->sbytes > (int)sizeof(scratch) ? (int)sizeof(scratch)
                                                 : c->sbytes;
-    ssize_t res = read(c->sfd, scratch, want);
+    ssize_t res = c->io_read(c, scratch, want);
     if (res > 0) {
         count_bytes_read(c, res);
         c->sbytes -= res;
@@ -1073,7 +1092,13 @@ static void drive_machine(conn *c)
             break;
         case conn_waiting:
             rbuf_compact(c);
-            if (!update_event(c, EV_READ | EV_PERSIST)) {
+            if (tls_conn_has_input(c)) {
+                /* bytes TLS already decrypted raise no socket event */
+                conn_set_state(c, conn_read);
+                break;
+            }
+            if (!update_event(c, EV_READ | EV_PERSIST |
+                                 (tls_conn_wants_write(c) ? EV_WRITE : 0))) {
                 conn_set_state(c, conn_closing);
                 break;
             }
@@ -1144,13 +1169,25 @@ static const char *state_name(int state)
     return names[state];
 }
 
-static void describe_addr(int sfd, bool peer, char *out, size_t outlen)
+/* A datagram socket: a worker's UDP descriptor (its struct's transport
+ * is not ours to read from this thread). */
+static bool is_datagram_socket(int sfd)
+{
+    int type = 0;
+    socklen_t len = sizeof(type);
+    return getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_DGRAM;
+}
+
+static void describe_addr(int sfd, bool peer, bool udp, char *out,
+                          size_t outlen)
 {
     struct sockaddr_storage sa;
     socklen_t len = sizeof(sa);
     int rc = peer ? getpeername(sfd, (struct sockaddr *)&sa, &len)
                   : getsockname(sfd, (struct sockaddr *)&sa, &len);
     char host[INET6_ADDRSTRLEN] = "";
+    const char *proto = udp ? "udp" : "tcp";
     if (rc != 0) {
         snprintf(out, outlen, "unknown");
         return;
@@ -1161,16 +1198,19 @@ static void describe_addr(int sfd, bool peer, char *out, size_t outlen)
     } else if (sa.ss_family == AF_INET) {
         struct sockaddr_in *in = (struct sockaddr_in *)&sa;
         inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-        snprintf(out, outlen, "tcp:%s:%u", host, ntohs(in->sin_port));
+        snprintf(out, outlen, "%s:%s:%u", proto, host, ntohs(in->sin_port));
     } else if (sa.ss_family == AF_INET6) {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
         inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-        snprintf(out, outlen, "tcp6:[%s]:%u", host, ntohs(in6->sin6_port));
+        snprintf(out, outlen, "%s6:[%s]:%u", proto, host,
+                 ntohs(in6->sin6_port));
     } else {
         snprintf(out, outlen, "unknown");
     }
 }
 
+/* As memcached lists them: a client's address and the listener's it came
+ * to; a TCP listener's or a worker's UDP socket's own address. */
 void process_stat_conns(ADD_STAT add_stats, void *c)
 {
     char key[64];
@@ -1184,23 +1224,22 @@ void process_stat_conns(ADD_STAT add_stats, void *c)
         if (state == conn_closed) {
             continue;
         }
-        bool listening = state == conn_listening;
-        describe_addr(fd, !listening, addr, sizeof(addr));
+        bool udp = is_datagram_socket(fd);
+        bool client = state != conn_listening && !udp;
+        describe_addr(fd, client, udp, addr, sizeof(addr));
         snprintf(key, sizeof(key), "%d:addr", fd);
         add_stats(key, strlen(key), addr, strlen(addr), c);
-        if (!listening) {
-            describe_addr(fd, false, addr, sizeof(addr));
+        if (client) {
+            describe_addr(fd, false, false, addr, sizeof(addr));
             snprintf(key, sizeof(key), "%d:listen_addr", fd);
             add_stats(key, strlen(key), addr, strlen(addr), c);
         }
         const char *sn = state_name(state);
         snprintf(key, sizeof(key), "%d:state", fd);
         add_stats(key, strlen(key), sn, strlen(sn), c);
-        if (!listening) {
-            rel_time_t last = atomic_load_explicit(&x->pub_last_cmd,
-                                                   memory_order_relaxed);
-            snprintf(key, sizeof(key), "%d:secs_since_last_cmd", fd);
-            append_stat(key, add_stats, c, "%u", current_time - last);
-        }
+        rel_time_t last = atomic_load_explicit(&x->pub_last_cmd,
+                                               memory_order_relaxed);
+        snprintf(key, sizeof(key), "%d:secs_since_last_cmd", fd);
+        append_stat(key, add_stats, c, "%u", current_time - last);
     }
 }

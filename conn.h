@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #define READ_BUFFER_SIZE 16384
 /* a line without '\n' past this closes the connection, except multiget */
@@ -77,6 +78,11 @@ struct bin_request {
 typedef struct conn conn;
 struct conn {
     int sfd;
+    /* socket I/O: read(2) and sendmsg(2), or tls.c's for a TLS client */
+    ssize_t (*io_read)(conn *c, void *buf, size_t len);
+    ssize_t (*io_sendmsg)(conn *c, struct msghdr *msg, int flags);
+    struct tls_conn *tls;         /* tls.c's session; NULL without TLS */
+    bool accepts_tls;             /* a listener whose clients speak TLS */
     enum conn_states state;
     enum network_transport transport;
     enum protocol protocol;       /* negotiating_prot until the first byte */
@@ -167,7 +173,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
 /* Close c now, from the worker that owns it (or, for a listener, the
  * main thread), between two of its requests: queued replies get one
  * non-blocking send, a value still arriving is lost.  A UDP connection's
- * struct is freed, its shared socket left open. */
+ * descriptor is left open: listen.c closes it once the workers stop. */
 void conn_drop(conn *c);
 /* idle_timeout, run by worker me's timer: close its idle connections */
 void conns_close_idle(LIBEVENT_THREAD *me);

@@ -2,9 +2,12 @@
  * listen.c: the listening sockets and accept().
  *
  * Owns opening what -s, or -l/-p/-U, ask for (with the port file the
- * tests read, MEMCACHED_PORT_FILENAME), the listener connections, and
- * accepting: a new connection is refused at -c (or, under
- * no_maxconns_fast, waits) and otherwise goes to a worker thread.
+ * tests read, MEMCACHED_PORT_FILENAME), as memcached does: port 0 is
+ * off, -1 any free port; under -Z every TCP listener speaks TLS but
+ * those named notls: in -l; each worker gets its own descriptor of a UDP
+ * socket.  Then the listener connections, and accepting: a new
+ * connection is refused at -c (or, under no_maxconns_fast, waits) and
+ * otherwise goes to a worker thread, told whether it speaks TLS.
  * Pausing accept() (descriptors run out, or -c under no_maxconns_fast)
  * is accept_pause.c's.
  *
@@ -112,7 +115,8 @@ void listener_accept(conn *listener)
         return;
     }
     dispatch_conn_new(sfd, conn_new_cmd, EV_READ | EV_PERSIST,
-                      READ_BUFFER_SIZE, listener->transport);
+                      READ_BUFFER_SIZE, listener->transport,
+                      listener->accepts_tls);
 }
 
 static int new_socket(struct addrinfo *ai)
@@ -164,7 +168,7 @@ static void set_socket_options(int sfd, struct addrinfo *ai, bool is_udp)
     setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
-static void add_udp_socket(int sfd)
+static void remember_udp_fd(int sfd)
 {
     int *grown = realloc(udp_fds, sizeof(*udp_fds) * (udp_count + 1));
     if (grown == NULL) {
@@ -173,10 +177,26 @@ static void add_udp_socket(int sfd)
     }
     udp_fds = grown;
     udp_fds[udp_count++] = sfd;
-    dispatch_udp_socket(sfd);
 }
 
-static void add_listener(int sfd, enum network_transport transport)
+/* As memcached does, each worker serving a UDP socket gets its own
+ * descriptor for it (a dup): `stats conns` lists one per worker. */
+static void add_udp_socket(int sfd)
+{
+    for (int i = 0; i < settings.num_threads_per_udp; i++) {
+        int fd = i == 0 ? sfd : dup(sfd);
+        if (fd == -1) {
+            perror("dup(udp socket)");
+            exit(EX_OSERR);
+        }
+        remember_udp_fd(fd);
+        dispatch_conn_new(fd, conn_read, EV_READ | EV_PERSIST,
+                          UDP_READ_BUFFER_SIZE, udp_transport, false);
+    }
+}
+
+static void add_listener(int sfd, enum network_transport transport,
+                         bool tls)
 {
     conn *c = conn_new(sfd, conn_listening, EV_READ | EV_PERSIST, 1,
                        transport, listen_base);
@@ -184,16 +204,19 @@ static void add_listener(int sfd, enum network_transport transport)
         fprintf(stderr, "failed to create listening connection\n");
         exit(EXIT_FAILURE);
     }
+    c->accepts_tls = tls;
     c->next = listen_conns;
     listen_conns = c;
     if (settings.verbose > 1) {
-        fprintf(stderr, "<%d server listening (%s)\n", sfd,
-                transport == local_transport ? "unix" : "tcp");
+        fprintf(stderr, "<%d server listening (%s%s)\n", sfd,
+                transport == local_transport ? "unix" : "tcp",
+                tls ? ", tls" : "");
     }
 }
 
-/* Bind every address `host` resolves to; returns 0 on success. */
-static int server_socket(const char *host, int port, bool is_udp,
+/* Bind every address `host` resolves to (port -1: one the kernel picks);
+ * returns 0 on success.  tls: its TCP clients speak TLS. */
+static int server_socket(const char *host, int port, bool is_udp, bool tls,
                          FILE *portfile)
 {
     struct addrinfo hints = {
@@ -202,7 +225,7 @@ static int server_socket(const char *host, int port, bool is_udp,
         .ai_socktype = is_udp ? SOCK_DGRAM : SOCK_STREAM,
     };
     char port_buf[NI_MAXSERV];
-    snprintf(port_buf, sizeof(port_buf), "%d", port);
+    snprintf(port_buf, sizeof(port_buf), "%d", port == -1 ? 0 : port);
     struct addrinfo *ai;
     int error = getaddrinfo(host, port_buf, &hints, &ai);
     if (error != 0) {
@@ -255,19 +278,74 @@ static int server_socket(const char *host, int port, bool is_udp,
         if (is_udp) {
             add_udp_socket(sfd);
         } else {
-            add_listener(sfd, tcp_transport);
+            add_listener(sfd, tcp_transport, tls);
         }
     }
     freeaddrinfo(ai);
     return success ? 0 : 1;
 }
 
+#define NOTLS_PREFIX "notls:"
+
+/* One -l entry: [notls:]host, host:port or [v6]:port; "*" is any
+ * address.  host is cut out of entry in place (NULL for any). */
+struct listen_entry {
+    char *host;
+    int port;
+    bool tls;
+};
+
+static bool parse_listen_entry(char *entry, int port,
+                               struct listen_entry *out)
+{
+    out->tls = settings.tls.enabled;
+    if (strncmp(entry, NOTLS_PREFIX, strlen(NOTLS_PREFIX)) == 0) {
+        if (!settings.tls.enabled) {
+            fprintf(stderr, "'notls' option is valid only when SSL is "
+                    "enabled\n");
+            return false;
+        }
+        out->tls = false;
+        entry += strlen(NOTLS_PREFIX);
+    }
+    out->host = entry;
+    out->port = port;
+    char *colon = strrchr(entry, ':');
+    if (*entry == '[') {
+        char *close_br = strchr(entry, ']');
+        if (close_br == NULL) {
+            fprintf(stderr, "Invalid IPV6 address: \"%s\"\n", entry);
+            return false;
+        }
+        out->host = entry + 1;
+        *close_br = '\0';
+        colon = close_br[1] == ':' ? close_br + 1 : NULL;
+    } else if (colon != NULL && strchr(entry, ':') != colon) {
+        colon = NULL; /* bare IPv6 address without port */
+    }
+    if (colon != NULL) {
+        *colon = '\0';
+        int32_t parsed;
+        if (!safe_strtol(colon + 1, &parsed) || parsed < 0 ||
+            parsed > 65535) {
+            fprintf(stderr, "Invalid port number: \"%s\"\n", colon + 1);
+            return false;
+        }
+        out->port = parsed;
+    }
+    if (strcmp(out->host, "*") == 0) {
+        out->host = NULL;
+    }
+    return true;
+}
+
 /* -l takes a comma list (and may be repeated); each entry may carry its own
- * port as host:port or [v6]:port. */
+ * port, and under -Z the notls: prefix. */
 static int server_sockets(int port, bool is_udp, FILE *portfile)
 {
     if (settings.listen.inter == NULL) {
-        return server_socket(NULL, port, is_udp, portfile);
+        return server_socket(NULL, port, is_udp, settings.tls.enabled,
+                             portfile);
     }
     char *list = strdup(settings.listen.inter);
     if (list == NULL) {
@@ -278,37 +356,12 @@ static int server_sockets(int port, bool is_udp, FILE *portfile)
     char *save = NULL;
     for (char *p = strtok_r(list, ";,", &save); p != NULL;
          p = strtok_r(NULL, ";,", &save)) {
-        int the_port = port;
-        char *host = p;
-        char *colon = strrchr(p, ':');
-        if (*p == '[') {
-            char *close_br = strchr(p, ']');
-            if (close_br == NULL) {
-                fprintf(stderr, "Invalid IPV6 address: \"%s\"", p);
-                free(list);
-                return 1;
-            }
-            host = p + 1;
-            *close_br = '\0';
-            colon = close_br[1] == ':' ? close_br + 1 : NULL;
-        } else if (colon != NULL && strchr(p, ':') != colon) {
-            colon = NULL; /* bare IPv6 address without port */
+        struct listen_entry e;
+        if (!parse_listen_entry(p, port, &e)) {
+            free(list);
+            return 1;
         }
-        if (colon != NULL) {
-            *colon = '\0';
-            int32_t parsed;
-            if (!safe_strtol(colon + 1, &parsed) || parsed < 0 ||
-                parsed > 65535) {
-                fprintf(stderr, "Invalid port number: \"%s\"", colon + 1);
-                free(list);
-                return 1;
-            }
-            the_port = parsed;
-        }
-        if (strcmp(host, "*") == 0) {
-            host = NULL;
-        }
-        ret |= server_socket(host, the_port, is_udp, portfile);
+        ret |= server_socket(e.host, e.port, is_udp, e.tls, portfile);
     }
     free(list);
     return ret;
@@ -352,8 +405,19 @@ static int server_socket_unix(const char *path, int access_mask)
         close(sfd);
         return 1;
     }
-    add_listener(sfd, local_transport);
+    add_listener(sfd, local_transport, false);
     return 0;
+}
+
+static void open_network_listeners(int port, bool is_udp, FILE *portfile)
+{
+    errno = 0;
+    if (server_sockets(port, is_udp, portfile) != 0) {
+        fprintf(stderr, "failed to listen on %s port %d%s%s\n",
+                is_udp ? "UDP" : "TCP", port, errno ? ": " : "",
+                errno ? strerror(errno) : "");
+        exit(EX_OSERR);
+    }
 }
 
 void listeners_open(struct event_base *base)
@@ -381,20 +445,12 @@ void listeners_open(struct event_base *base)
             exit(EX_OSERR);
         }
     }
-    errno = 0;
-    if (server_sockets(settings.listen.port, false, portfile) != 0) {
-        fprintf(stderr, "failed to listen on TCP port %d: %s\n",
-                settings.listen.port, strerror(errno ? errno : EADDRINUSE));
-        exit(EX_OSERR);
+    /* as memcached: port 0 is off, -1 any free port */
+    if (settings.listen.port != 0) {
+        open_network_listeners(settings.listen.port, false, portfile);
     }
     if (settings.listen.udpport != 0) {
-        errno = 0;
-        if (server_sockets(settings.listen.udpport, true, portfile) != 0) {
-            fprintf(stderr, "failed to listen on UDP port %d: %s\n",
-                    settings.listen.udpport,
-                    strerror(errno ? errno : EADDRINUSE));
-            exit(EX_OSERR);
-        }
+        open_network_listeners(settings.listen.udpport, true, portfile);
     }
     if (portfile != NULL) {
         fclose(portfile);

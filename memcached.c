@@ -25,6 +25,7 @@
 #include "settings.h"
 #include "stats.h"
 #include "thread.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,6 +257,10 @@ int main(int argc, char **argv)
     }
     if (settings.sasl) {
         auth_sasl_init();
+    }
+    if (settings.tls.enabled) {
+        /* as root still: keys are often readable by root alone */
+        tls_init();
     }
     raise_limits();
     drop_privileges();

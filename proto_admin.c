@@ -1,8 +1,9 @@
 /*
  * proto_admin.c: the statistics and administrative commands of the ASCII
  * protocol of memcached 1.6.18: stats (with detail and cachedump),
- * flush_all, verbosity, cache_memlimit, shutdown, slabs, lru_crawler,
- * lru, and in debug builds misbehave, debugfail and debugtime.
+ * flush_all, verbosity, cache_memlimit, shutdown, refresh_certs, slabs,
+ * lru_crawler, lru, and in debug builds misbehave, debugfail and
+ * debugtime.
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
@@ -12,6 +13,7 @@
  */
 #include "config.h"
 #include "proto_internal.h"
+#include "tls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +213,24 @@ void process_shutdown_command(conn *c, token_t *tokens,
         return;
     }
     out_string(c, "CLIENT_ERROR invalid shutdown mode");
+}
+
+/* New connections get certificates reloaded from the ssl_* files; the
+ * open ones keep theirs.  Errors are answered even under noreply, as
+ * memcached answers them. */
+void process_refresh_certs_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    set_noreply_maybe(c, tokens, ntokens);
+    if (!settings.tls.enabled) {
+        out_errstring(c, "Error TLS not enabled");
+        return;
+    }
+    char err[1024];
+    if (!tls_refresh_certs(err, sizeof(err))) {
+        out_errstring(c, err);
+        return;
+    }
+    out_string(c, "OK");
 }
 
 static void process_slabs_automove_command(conn *c, token_t *tokens,

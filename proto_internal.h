@@ -152,6 +152,7 @@ void process_flush_all_command(conn *c, token_t *tokens, size_t ntokens);
 void process_verbosity_command(conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit_command(conn *c, token_t *tokens, size_t ntokens);
 void process_shutdown_command(conn *c, token_t *tokens, size_t ntokens);
+void process_refresh_certs_command(conn *c, token_t *tokens, size_t ntokens);
 void process_slabs_command(conn *c, token_t *tokens, size_t ntokens);
 void process_lru_crawler_command(conn *c, token_t *tokens, size_t ntokens);
 void process_lru_command(conn *c, token_t *tokens, size_t ntokens);

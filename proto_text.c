@@ -525,6 +525,8 @@ void process_command_ascii(conn *c, char *command, size_t len)
         process_stat(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "shutdown")) {
         process_shutdown_command(c, tokens, ntokens);
+    } else if (COMMAND_IS(cmd, "refresh_certs")) {
+        process_refresh_certs_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "slabs")) {
         process_slabs_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "cache_memlimit")) {

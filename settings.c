@@ -90,18 +90,22 @@ void settings_init(void)
     settings.hash_algorithm = "murmur3";
     nvm_config_init(&settings.nvm);
     tier_config_init(&settings.tier);
+    tls_config_init(&settings.tls);
 }
 
 static void usage(void)
 {
     printf("memcached " MEMCACHED_COMPAT_VERSION " (tiercached " PACKAGE_VERSION ")" "\n"
-"-p, --port=<num>          TCP port to listen on (default: 11211, 0 = any free port)\n"
-"-U, --udp-port=<num>      UDP port to listen on (default: 0, off)\n"
+"-p, --port=<num>          TCP port to listen on (default: 11211; 0: off,\n"
+"                          -1: any free port)\n"
+"-U, --udp-port=<num>      UDP port to listen on (default: 0, off; -1: any\n"
+"                          free port); alone, the TCP port too\n"
 "-s, --unix-socket=<file>  UNIX socket to listen on (disables network support)\n"
 "-a, --unix-mask=<mask>    access mask for UNIX socket, in octal (default: 700)\n"
 "-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
 "-l, --listen=<addr>       interface to listen on (default: INADDR_ANY);\n"
-"                          repeatable, comma separated, host or host:port\n"
+"                          repeatable, comma separated, host or host:port;\n"
+"                          with -Z, notls:<host>:<port> is a plaintext one\n"
 "-d, --daemon              run as a daemon\n"
 "-r, --enable-coredumps    maximize core file limit\n"
 "-u, --user=<user>         assume identity of <username> (only when run as root)\n"
@@ -142,7 +146,7 @@ static void usage(void)
 "                          protocol only; see doc/memcached.1)\n"
 "-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
 "                          user:pass\\nuser2:pass2\\n\n"
-"-Z, --enable-ssl          TLS: not supported yet\n"
+"-Z, --enable-ssl          enable TLS on the TCP listeners (options: ssl_*)\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -188,20 +192,35 @@ static void usage(void)
 "   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
 "                          may hold while unwritten (default: 16m; 0: no\n"
 "                          limit); past it N hits answer SERVER_ERROR\n"
+"   TLS, with -Z (see doc/protocol.md \"TLS\"):\n"
+"   - ssl_chain_cert=<file> the server's certificate chain (PEM)\n"
+"   - ssl_key=<file>       its private key, when not in the chain file\n"
+"   - ssl_keyformat=<n>    the key's format: 1 PEM (default), 2 DER\n"
+"   - ssl_verify_mode=<n>  client certificates: 0 not asked for (default),\n"
+"                          1 requested, 2 required, 3 required once\n"
+"   - ssl_ciphers=<list>   OpenSSL cipher list (TLS 1.2 and older)\n"
+"   - ssl_ca_cert=<file>   CAs that client certificates must come from (PEM)\n"
+"   - ssl_wbuf_size=<kb>   per-connection buffer replies are encrypted from\n"
+"                          (default: 16)\n"
+"   - ssl_session_cache    keep sessions server-side for session resumption\n"
+"   - ssl_kernel_tls       let the kernel encrypt and decrypt (kTLS)\n"
+"   - ssl_min_version=<n>  oldest protocol accepted: 0 tlsv1.0, 1 tlsv1.1,\n"
+"                          2 tlsv1.2 (default), 3 tlsv1.3\n"
 "   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
 "     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
 "     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
-"     drop_privileges, ext_*, ssl_*, proxy_*) are accepted and have no\n"
-"     effect here: see doc/memcached.1\n");
+"     drop_privileges, ext_*, proxy_*) are accepted and have no effect\n"
+"     here: see doc/memcached.1\n");
 }
 
 static void usage_license(void)
 {
     printf("tiercached: a memcached-compatible server with a tiered slab\n"
            "allocator.  BSD 3-clause license; see the project's LICENSE.\n"
-           "Links against libevent (3-clause BSD license).\n");
+           "Links against libevent (3-clause BSD license) and OpenSSL\n"
+           "(Apache License 2.0).\n");
 }
 
 /* "64", "64k", "2m", "1g" -> bytes; `unit` applies to plain numbers. */
@@ -278,8 +297,7 @@ static bool is_noop_subopt(const char *name)
             return true;
         }
     }
-    return strncmp(name, "ext_", 4) == 0 || strncmp(name, "ssl_", 4) == 0 ||
-           strncmp(name, "proxy_", 6) == 0;
+    return strncmp(name, "ext_", 4) == 0 || strncmp(name, "proxy_", 6) == 0;
 }
 
 static enum tier_policy parse_tier_policy(const char *val)
@@ -397,6 +415,85 @@ static bool parse_tier_subopt(const char *name, const char *val)
     return true;
 }
 
+/* memcached's ssl_* errors: its wording and its exit status (1) */
+static void ssl_subopt_missing(const char *name)
+{
+    fprintf(stderr, "Missing %s argument\n", name);
+    exit(EXIT_FAILURE);
+}
+
+static void ssl_subopt_unparsable(const char *name)
+{
+    fprintf(stderr, "could not parse argument to %s\n", name);
+    exit(EXIT_FAILURE);
+}
+
+static int ssl_subopt_int(const char *name, const char *val, int max)
+{
+    int32_t v;
+    if (val == NULL) {
+        ssl_subopt_missing(name);
+    }
+    if (!safe_strtol(val, &v)) {
+        ssl_subopt_unparsable(name);
+    }
+    if (v < 0 || v > max) {
+        fprintf(stderr, "Invalid %s. Use help to see valid options.\n",
+                name);
+        exit(EXIT_FAILURE);
+    }
+    return v;
+}
+
+/* A file name or cipher list; given twice, the last one counts. */
+static void ssl_subopt_string(char **slot, const char *name, const char *val)
+{
+    if (val == NULL) {
+        ssl_subopt_missing(name);
+    }
+    char *copy = strdup(val);
+    if (copy == NULL) {
+        die("Failed to allocate memory for %s", name);
+    }
+    free(*slot);
+    *slot = copy;
+}
+
+/* -o ssl_*: the TLS options (tls.h), used with -Z */
+static bool parse_ssl_subopt(const char *name, const char *val)
+{
+    struct tls_config *tc = &settings.tls;
+    if (strcmp(name, "ssl_chain_cert") == 0) {
+        ssl_subopt_string(&tc->chain_cert, name, val);
+    } else if (strcmp(name, "ssl_key") == 0) {
+        ssl_subopt_string(&tc->key, name, val);
+    } else if (strcmp(name, "ssl_verify_mode") == 0) {
+        tc->verify_mode = ssl_subopt_int(name, val, TLS_VERIFY_MODE_MAX);
+    } else if (strcmp(name, "ssl_keyformat") == 0) {
+        tc->keyformat = ssl_subopt_int(name, val, INT32_MAX);
+    } else if (strcmp(name, "ssl_ciphers") == 0) {
+        ssl_subopt_string(&tc->ciphers, name, val);
+    } else if (strcmp(name, "ssl_ca_cert") == 0) {
+        ssl_subopt_string(&tc->ca_cert, name, val);
+    } else if (strcmp(name, "ssl_wbuf_size") == 0) {
+        int kb = ssl_subopt_int(name, val, INT32_MAX / 1024);
+        if (kb == 0) {
+            ssl_subopt_unparsable(name);
+        }
+        tc->wbuf_size = (unsigned int)kb * 1024;
+    } else if (strcmp(name, "ssl_session_cache") == 0) {
+        tc->session_cache = true;
+    } else if (strcmp(name, "ssl_kernel_tls") == 0) {
+        tc->kernel_tls = true;
+    } else if (strcmp(name, "ssl_min_version") == 0) {
+        tc->min_version = ssl_subopt_int(name, val, TLS_MIN_VERSION_MAX);
+    } else {
+        return false;
+    }
+    tc->any_option = true;
+    return true;
+}
+
 static void parse_subopt(char *name, char *val)
 {
     if (strcmp(name, "maxconns_fast") == 0) {
@@ -458,6 +555,8 @@ static void parse_subopt(char *name, char *val)
     } else if (strcmp(name, "slab_automove_window") == 0) {
         settings.slab_automove_window = subopt_u32(name, val);
     } else if (parse_tier_subopt(name, val)) {
+        return;
+    } else if (parse_ssl_subopt(name, val)) {
         return;
     } else if (is_noop_subopt(name)) {
         if (strcmp(name, "ext_path") == 0) {
@@ -587,6 +686,8 @@ void settings_parse(int argc, char **argv)
 {
     const char *shortopts = "a:Ap:s:U:m:Mc:khiVrvdl:u:P:f:n:t:LD:R:Cb:B:"
                             "I:SFXWY:e:Zo:N:";
+    bool tcp_specified = false;
+    bool udp_specified = false;
     int c;
     while ((c = getopt_long(argc, argv, shortopts, long_options, NULL))
            != -1) {
@@ -601,9 +702,15 @@ void settings_parse(int argc, char **argv)
             break;
         }
         case 'A': settings.shutdown_command = true; break;
-        case 'p': settings.listen.port = parse_int_arg(optarg, "-p"); break;
+        case 'p':
+            settings.listen.port = parse_int_arg(optarg, "-p");
+            tcp_specified = true;
+            break;
         case 's': settings.listen.socketpath = optarg; break;
-        case 'U': settings.listen.udpport = parse_int_arg(optarg, "-U"); break;
+        case 'U':
+            settings.listen.udpport = parse_int_arg(optarg, "-U");
+            udp_specified = true;
+            break;
         case 'm': {
             uint64_t bytes;
             if (!parse_size(optarg, 1024 * 1024, &bytes) || bytes == 0) {
@@ -686,8 +793,7 @@ void settings_parse(int argc, char **argv)
         case 'B': parse_protocol(optarg); break;
         case 'I': parse_item_size(optarg); break;
         case 'S': settings.sasl = true; break;
-        case 'Z':
-            die("TLS (-Z) is not supported yet by tiercached.");
+        case 'Z': settings.tls.enabled = true; break;
         case 'e':
             if (optarg[0] == '\0') {
                 die("-e needs a file name");
@@ -715,6 +821,23 @@ void settings_parse(int argc, char **argv)
     }
     if (optind < argc) {
         die("Unexpected argument: %s", argv[optind]);
+    }
+    if (udp_specified && settings.listen.udpport != 0 && !tcp_specified) {
+        /* memcached: -U alone sets the TCP port too */
+        settings.listen.port = settings.listen.udpport;
+    }
+}
+
+/* -Z needs a TCP listener; ssl_* options mean nothing without -Z. */
+static void check_tls_settings(void)
+{
+    if (settings.tls.enabled && settings.listen.port == 0) {
+        fprintf(stderr, "ERROR: You cannot enable SSL without a TCP port.\n");
+        exit(EX_USAGE);
+    }
+    if (!settings.tls.enabled && settings.tls.any_option) {
+        fprintf(stderr, "WARNING: the ssl_* options have no effect without "
+                "-Z (--enable-ssl)\n");
     }
 }
 
@@ -803,7 +926,12 @@ void settings_check(void)
     if (settings.listen.socketpath != NULL && settings.listen.inter != NULL) {
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
-    settings.num_threads_per_udp = settings.num_threads;
+    /* as memcached: with several -l addresses one worker serves each UDP
+     * socket, else every worker does */
+    settings.num_threads_per_udp =
+        settings.listen.inter != NULL && strchr(settings.listen.inter, ',')
+            ? 1 : settings.num_threads;
+    check_tls_settings();
     absolute_memory_file();
     check_tier_settings();
     check_auth_settings();

@@ -15,6 +15,7 @@
 #include "listen.h"
 #include "nvm.h"
 #include "tier_config.h"
+#include "tls.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +81,7 @@ struct settings {
     char *username;
     bool daemonize;
     bool enable_coredumps;        /* -r */
+    struct tls_config tls;        /* -Z and ssl_* (tls.h) */
 
     /* the N-zone and its policies (-o nvm_*, tier_*; doc/tiering.md) */
     struct nvm_config nvm;        /* nvm.size == 0: no N-zone */

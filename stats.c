@@ -24,6 +24,7 @@
 #include "slabs_tier.h"
 #include "stat_counter.h"
 #include "tier_reassign.h"
+#include "tls.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -189,6 +190,22 @@ static uint64_t limit_maxbytes(void)
     return sl.zone_limit + tt.zone_limit;
 }
 
+/* With -Z only.  memcached lists these among its storage lines (after
+ * log_watchers); here they come just before them. */
+static void tls_stats_lines(ADD_STAT add_stats, void *c)
+{
+    if (!settings.tls.enabled) {
+        return;
+    }
+    struct tls_stats t;
+    tls_get_stats(&t);
+    if (settings.tls.session_cache) {
+        APPEND_U64("ssl_new_sessions", t.new_sessions);
+    }
+    APPEND_U64("ssl_handshake_errors", t.handshake_errors);
+    APPEND_U64("time_since_server_cert_refresh", t.secs_since_cert_refresh);
+}
+
 void server_stats(ADD_STAT add_stats, void *c)
 {
     struct thread_stats *ts = malloc(sizeof(*ts));
@@ -210,6 +227,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     APPEND_U64("time_in_listen_disabled_us", disabled_us);
     append_stat("threads", add_stats, c, "%d", settings.num_threads);
     APPEND_U64("conn_yields", STAT_GET(ts->conn_yields));
+    tls_stats_lines(add_stats, c);
     storage_stats_general(add_stats, c);
     /* Not a memcached 1.6.18 stat (doc/protocol.md): after its list. */
     struct slabs_totals sl;
@@ -239,6 +257,31 @@ static const char *protocol_name(enum protocol p)
 }
 
 static void tier_settings_stats(ADD_STAT add_stats, void *c);
+
+/* memcached's spelling of unset files: "(null)" for the certificate and
+ * key, "NULL" for the ciphers and CA file */
+static void tls_settings_stats(ADD_STAT add_stats, void *c)
+{
+    const struct tls_config *tc = &settings.tls;
+    append_stat("ssl_enabled", add_stats, c, "%s", yes_no(tc->enabled));
+    append_stat("ssl_chain_cert", add_stats, c, "%s",
+                tc->chain_cert ? tc->chain_cert : "(null)");
+    append_stat("ssl_key", add_stats, c, "%s", tc->key ? tc->key : "(null)");
+    append_stat("ssl_verify_mode", add_stats, c, "%d",
+                tls_verify_flags(tc->verify_mode));
+    append_stat("ssl_keyformat", add_stats, c, "%d", tc->keyformat);
+    append_stat("ssl_ciphers", add_stats, c, "%s",
+                tc->ciphers ? tc->ciphers : "NULL");
+    append_stat("ssl_ca_cert", add_stats, c, "%s",
+                tc->ca_cert ? tc->ca_cert : "NULL");
+    append_stat("ssl_wbuf_size", add_stats, c, "%u", tc->wbuf_size);
+    append_stat("ssl_session_cache", add_stats, c, "%s",
+                yes_no(tc->session_cache));
+    append_stat("ssl_kernel_tls", add_stats, c, "%s",
+                yes_no(tc->kernel_tls));
+    append_stat("ssl_min_version", add_stats, c, "%s",
+                tls_version_name(tc->min_version));
+}
 
 void process_stat_settings(ADD_STAT add_stats, void *c)
 {
@@ -327,7 +370,7 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     append_stat("inline_ascii_response", add_stats, c, "%s", "no");
     append_stat("slab_automove_freeratio", add_stats, c, "%.3f",
                 settings.slab_automove_freeratio);
-    append_stat("ssl_enabled", add_stats, c, "%s", "no");
+    tls_settings_stats(add_stats, c);
     append_stat("memory_file", add_stats, c, "%s",
                 settings.memory_file ? settings.memory_file : "(null)");
     tier_settings_stats(add_stats, c);
@@ -385,6 +428,7 @@ void stats_reset(void)
     stats.evicted_unfetched = 0;
     pthread_mutex_unlock(&stats_lock);
     stats_prefix_clear();
+    tls_stats_reset();
     threadlocal_stats_reset();
     item_stats_reset();
 }

@@ -3,7 +3,8 @@
  *
  * Each worker runs its own libevent base.  The listener (main thread) hands
  * an accepted socket to a worker through the worker's queue and a byte on
- * its notify pipe; from then on only that worker touches the connection.
+ * its notify pipe; from then on only that worker touches the connection
+ * (and starts its TLS session, tls.c, when it came to a TLS listener).
  * With idle_timeout each worker also runs a one-second timer that closes
  * its own idle connections (conns_close_idle in conn.c).
  *
@@ -27,6 +28,7 @@
 #include "stat_counter.h"
 #include "stats.h"
 #include "tier_reassign.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,7 @@ typedef struct conn_queue_item {
     int event_flags;
     int read_buffer_size;
     enum network_transport transport;
+    bool tls;                     /* accepted on a TLS listener */
     struct conn_queue_item *next;
 } conn_queue_item;
 
@@ -103,11 +106,13 @@ static void adopt_queued_conn(LIBEVENT_THREAD *me)
                     qi->sfd);
             close(qi->sfd);
         }
+    } else if (qi->tls && !tls_conn_start(c)) {
+        conn_drop(c);
     } else {
         c->thread = me;
         atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
         if (IS_UDP(qi->transport)) {
-            /* not in conn.c's table: kept here to be dropped at stop */
+            /* conn.c's shutdown walk leaves UDP to us: dropped at stop */
             c->next = me->udp_conns;
             me->udp_conns = c;
         }
@@ -277,7 +282,8 @@ static void notify_thread(LIBEVENT_THREAD *t, char byte)
 }
 
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
-                       int read_buffer_size, enum network_transport transport)
+                       int read_buffer_size, enum network_transport transport,
+                       bool tls)
 {
     conn_queue_item *qi = malloc(sizeof(*qi));
     if (qi == NULL) {
@@ -292,27 +298,9 @@ void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
     qi->event_flags = event_flags;
     qi->read_buffer_size = read_buffer_size;
     qi->transport = transport;
+    qi->tls = tls;
     cq_push(t->new_conn_queue, qi);
     notify_thread(t, NOTIFY_CONN);
-}
-
-/* UDP: every worker serves the one shared socket. */
-void dispatch_udp_socket(int sfd)
-{
-    for (int i = 0; i < nthreads_running; i++) {
-        conn_queue_item *qi = malloc(sizeof(*qi));
-        if (qi == NULL) {
-            fprintf(stderr, "Failed to allocate memory for UDP listener\n");
-            exit(EXIT_FAILURE);
-        }
-        qi->sfd = sfd;
-        qi->init_state = conn_read;
-        qi->event_flags = EV_READ | EV_PERSIST;
-        qi->read_buffer_size = UDP_READ_BUFFER_SIZE;
-        qi->transport = udp_transport;
-        cq_push(threads[i].new_conn_queue, qi);
-        notify_thread(&threads[i], NOTIFY_CONN);
-    }
 }
 
 void memcached_thread_stop(void)

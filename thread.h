@@ -36,9 +36,11 @@ void memcached_thread_init(int nthreads, void *arg);
  * closes its connections between two requests and ends; returns once
  * all are joined.  `threads` and their stats stay readable. */
 void memcached_thread_stop(void);
+/* Hand a new connection (or one worker's descriptor of a UDP socket) to
+ * the next worker; tls: accepted on a TLS listener. */
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
-                       int read_buffer_size, enum network_transport transport);
-void dispatch_udp_socket(int sfd);
+                       int read_buffer_size, enum network_transport transport,
+                       bool tls);
 extern LIBEVENT_THREAD *threads;
 
 #endif

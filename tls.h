@@ -1,0 +1,80 @@
+/*
+ * tls.h: TLS termination (tls.c, over OpenSSL): the -Z and ssl_* options,
+ * the server's context built from them, a connection's TLS session (its
+ * handshake and the read/sendmsg functions conn.c calls in place of the
+ * socket's), refresh_certs and the ssl_* stats.  doc/protocol.md "TLS".
+ *
+ * No OpenSSL header is needed to use it: a connection's TLS state is
+ * opaque outside tls.c.
+ */
+#ifndef TLS_H
+#define TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* -Z and the ssl_* sub-options (settings.tls; defaults in
+ * tls_config_init, parsed by settings.c). */
+struct tls_config {
+    bool enabled;                 /* -Z */
+    char *chain_cert;             /* ssl_chain_cert: PEM chain file */
+    char *key;                    /* ssl_key: NULL = in the chain file */
+    int verify_mode;              /* ssl_verify_mode, 0-3 */
+    int keyformat;                /* ssl_keyformat: 1 PEM, 2 DER */
+    char *ciphers;                /* ssl_ciphers: NULL = OpenSSL's */
+    char *ca_cert;                /* ssl_ca_cert: PEM CAs for clients */
+    unsigned int wbuf_size;       /* ssl_wbuf_size, in bytes */
+    bool session_cache;           /* ssl_session_cache */
+    bool kernel_tls;              /* ssl_kernel_tls */
+    int min_version;              /* ssl_min_version, 0-3 (tlsv1.0-1.3) */
+    bool any_option;              /* some ssl_* sub-option was given */
+};
+
+#define TLS_VERIFY_MODE_MAX 3
+#define TLS_MIN_VERSION_MAX 3
+
+void tls_config_init(struct tls_config *tc);
+/* What `stats settings` shows for ssl_verify_mode: OpenSSL's verify
+ * flags for the mode, as memcached reports them (2 shows 3, 3 shows 7). */
+int tls_verify_flags(int mode);
+/* "tlsv1.0" ... "tlsv1.3" */
+const char *tls_version_name(int min_version);
+
+/* Start-up, before privileges are dropped (the key may be readable only
+ * by root), when -Z is given: build the context from settings.tls or
+ * print memcached's error line and exit. */
+void tls_init(void);
+
+struct conn;
+
+/* A connection accepted on a TLS listener, on its worker: give it a TLS
+ * session whose handshake its first read drives, and route its reads and
+ * sends through tls.c.  False (nothing allocated) when it cannot. */
+bool tls_conn_start(struct conn *c);
+/* The connection closes: say goodbye if the handshake was done, free
+ * its session. */
+void tls_conn_end(struct conn *c);
+/* Decrypted bytes wait inside the session: the socket will not signal
+ * them, so the connection must read again before it waits. */
+bool tls_conn_has_input(const struct conn *c);
+/* The handshake is blocked on sending: wait for writability as well. */
+bool tls_conn_wants_write(const struct conn *c);
+
+/* refresh_certs: a new context from the same files, used by connections
+ * accepted from now on.  On failure the old one stays and err says why
+ * (memcached's wording). */
+bool tls_refresh_certs(char *err, size_t errlen);
+
+struct tls_stats {
+    uint64_t handshake_errors;
+    uint64_t new_sessions;
+    uint64_t secs_since_cert_refresh;
+};
+void tls_get_stats(struct tls_stats *out);
+/* stats reset */
+void tls_stats_reset(void);
+
+#endif
