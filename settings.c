@@ -161,12 +161,13 @@ static void usage(void)
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
-"   Tiers (see doc/tiering.md; without nvm_size there is no N-zone):\n"
+"   Tiers (see doc/tiering.md; without nvm_size there is no N-zone, and\n"
+"   the N-zone options warn that they have no effect):\n"
 "   - nvm_path=<path>      N-zone on a device-DAX node, a file on an fsdax\n"
 "                          mount or any file (mapped with libpmem2)\n"
 "   - nvm_node=<n>|auto    N-zone from NUMA node n (auto: the CPU-less node)\n"
-"   - nvm_size=<size>      N-zone capacity (512m, 64g); alone: anonymous\n"
-"                          memory, for emulation\n"
+"   - nvm_size=<size>      N-zone capacity (512m, 64g; at least two slab\n"
+"                          pages); alone: anonymous memory, for emulation\n"
 "   - nvm_restart=<m>      items an nvm_path= zone holds at start: yes\n"
 "                          (default: kept when the layout matches, else a\n"
 "                          cold start that says why), no, require\n"
@@ -211,8 +212,9 @@ static void usage(void)
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
 "     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
-"     drop_privileges, ext_*, proxy_*) are accepted and have no effect\n"
-"     here: see doc/memcached.1\n");
+"     drop_privileges, ext_*) are accepted with a warning that\n"
+"     they have no effect here; ext_path and proxy_* stop the start:\n"
+"     see doc/protocol.md\n");
 }
 
 static void usage_license(void)
@@ -277,27 +279,118 @@ static double subopt_double(const char *name, const char *val)
     return v;
 }
 
-/* memcached sub-options that only tune mechanisms tiercached does not have
- * (segmented LRU, extstore, TLS, proxy, logger buffers): accepted so that
- * existing command lines keep working. */
-static bool is_noop_subopt(const char *name)
+/* memcached 1.6.18 sub-options that only tune mechanisms tiercached does
+ * not have: accepted so that existing command lines keep working, each
+ * with a warning that says why it changes nothing (doc/protocol.md
+ * "Options that cannot take effect").  A name ending in '_' is a prefix. */
+struct ignored_subopt {
+    const char *name;
+    const char *why;
+};
+
+static const struct ignored_subopt ignored_subopts[] = {
+    { "lru_maintainer", "DRAM replacement is MQ, not a segmented LRU" },
+    { "no_lru_maintainer", "DRAM replacement is MQ, not a segmented LRU" },
+    { "lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
+    { "no_lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
+    { "hot_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
+    { "warm_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
+    { "hot_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
+    { "warm_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
+    { "temporary_ttl", "there is no temporary LRU" },
+    { "tail_repair_time", "there is no LRU tail repair" },
+    { "modern", "it selects memcached's own defaults" },
+    { "no_modern", "it selects memcached's own defaults" },
+    { "slab_chunk_max", "items are never split into chunks" },
+    { "no_chunked_items", "items are never split into chunks" },
+    { "read_buf_mem_limit", "there is no read-buffer pool" },
+    { "no_inline_ascii_resp", "there is no inline response buffer" },
+    { "watcher_logbuf_size", "watch is not built yet" },
+    { "worker_logbuf_size", "watch is not built yet" },
+    { "sock_cookie_id", "sockets are not marked" },
+    { "drop_privileges", "there is no system-call sandbox" },
+    { "no_drop_privileges", "there is no system-call sandbox" },
+    { "slab_automove_freeratio", "there is no free-memory automover" },
+    { "ext_", "extstore is not part of tiercached" },
+    { NULL, NULL }
+};
+
+static const char *ignored_subopt_reason(const char *name)
 {
-    static const char *const names[] = {
-        "lru_maintainer", "no_lru_maintainer", "hot_lru_pct",
-        "warm_lru_pct", "hot_max_factor", "warm_max_factor",
-        "temporary_ttl", "tail_repair_time", "slab_chunk_max",
-        "read_buf_mem_limit", "watcher_logbuf_size", "worker_logbuf_size",
-        "modern", "no_modern", "no_chunked_items", "no_inline_ascii_resp",
-        "sock_cookie_id", "drop_privileges", "no_drop_privileges",
-        "slab_automove_freeratio", "lru_segmented", "no_lru_segmented",
-        NULL
-    };
-    for (int i = 0; names[i] != NULL; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            return true;
+    for (int i = 0; ignored_subopts[i].name != NULL; i++) {
+        const char *n = ignored_subopts[i].name;
+        size_t len = strlen(n);
+        bool prefix = n[len - 1] == '_';
+        if (prefix ? strncmp(name, n, len) == 0 : strcmp(name, n) == 0) {
+            return ignored_subopts[i].why;
         }
     }
-    return strncmp(name, "ext_", 4) == 0 || strncmp(name, "proxy_", 6) == 0;
+    return NULL;
+}
+
+/* Sub-options whose absence would cost what the operator configured:
+ * the start stops instead of running without it. */
+static void refuse_unbuilt_subopt(const char *name)
+{
+    if (strcmp(name, "ext_path") == 0) {
+        die("ext_path: extstore is not part of tiercached, so the capacity "
+            "it names would be missing; give the second tier as "
+            "nvm_path=FILE,nvm_size=SIZE instead (doc/tiering.md)");
+    }
+    if (strncmp(name, "proxy_", 6) == 0) {
+        die("%s: the proxy is not supported yet by tiercached.", name);
+    }
+}
+
+/* Tier sub-options that tune the N-zone or moves between the zones: given
+ * while no N-zone is in use they change nothing (check_tier_settings
+ * says so). */
+static const char *const tier_only_names[] = {
+    "nvm_emulate", "nvm_restart", "tier_placement", "tier_promote",
+    "tier_threshold", "tier_adjust_period", "tier_decay_period",
+    "tier_reassign", "tier_reassign_period", "tier_reassign_rate",
+    "tier_inflight_limit", NULL
+};
+#define TIER_ONLY_COUNT \
+    (sizeof(tier_only_names) / sizeof(tier_only_names[0]) - 1)
+static bool tier_only_given[TIER_ONLY_COUNT];
+
+static void note_tier_only(const char *name)
+{
+    for (size_t i = 0; i < TIER_ONLY_COUNT; i++) {
+        if (strcmp(name, tier_only_names[i]) == 0) {
+            tier_only_given[i] = true;
+        }
+    }
+}
+
+static bool tier_only_was_given(const char *name)
+{
+    for (size_t i = 0; i < TIER_ONLY_COUNT; i++) {
+        if (strcmp(name, tier_only_names[i]) == 0) {
+            return tier_only_given[i];
+        }
+    }
+    return false;
+}
+
+/* One line naming every tier-only option given, for a server that will
+ * run without an N-zone in use. */
+static void warn_tier_only_given(const char *why)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < TIER_ONLY_COUNT; i++) {
+        if (tier_only_given[i] && used < sizeof(names)) {
+            used += (size_t)snprintf(names + used, sizeof(names) - used,
+                                     "%s%s", used > 0 ? ", " : "",
+                                     tier_only_names[i]);
+        }
+    }
+    if (used > 0) {
+        fprintf(stderr, "WARNING: -o %s: no effect without an N-zone in "
+                "use (%s)\n", names, why);
+    }
 }
 
 static enum tier_policy parse_tier_policy(const char *val)
@@ -555,14 +648,15 @@ static void parse_subopt(char *name, char *val)
     } else if (strcmp(name, "slab_automove_window") == 0) {
         settings.slab_automove_window = subopt_u32(name, val);
     } else if (parse_tier_subopt(name, val)) {
-        return;
+        note_tier_only(name);
     } else if (parse_ssl_subopt(name, val)) {
         return;
-    } else if (is_noop_subopt(name)) {
-        if (strcmp(name, "ext_path") == 0) {
-            fprintf(stderr, "ext_path: extstore is not part of tiercached; "
-                    "the option is ignored (see nvm_path)\n");
-        }
+    } else if (ignored_subopt_reason(name) != NULL) {
+        refuse_unbuilt_subopt(name);
+        fprintf(stderr, "WARNING: -o %s has no effect: %s\n", name,
+                ignored_subopt_reason(name));
+    } else if (strncmp(name, "proxy_", 6) == 0) {
+        refuse_unbuilt_subopt(name);
     } else {
         fprintf(stderr, "Illegal suboption \"%s\"\n", name);
         exit(EX_USAGE);
@@ -841,6 +935,61 @@ static void check_tls_settings(void)
     }
 }
 
+/* The zone's first page holds its metadata (doc/restart.md "The N-zone
+ * on disk"): a zone of fewer than two pages could hold no item. */
+static void check_nzone_size(void)
+{
+    uint64_t page = settings.slab_page_size;
+    if (settings.nvm.size == 0 || settings.nvm.size >= 2 * page) {
+        return;
+    }
+    die("nvm_size: an N-zone of %zu bytes is too small; the minimum is two "
+        "slab pages, %llum (a page is the larger of -I and 1m), the first "
+        "holding the zone's metadata", settings.nvm.size,
+        (unsigned long long)(2 * page / (1024 * 1024)));
+}
+
+/* Given while no N-zone is in use, the tier options change nothing.  Two
+ * would leave the operator without what they asked for (new keys in the
+ * N-zone, items kept across restarts) and stop the start; the others are
+ * tuning and get a warning (doc/tiering.md "Options"). */
+static void check_tier_only_options(void)
+{
+    const struct tier_config *tc = &settings.tier;
+    const char *why = settings.nvm.size == 0
+        ? "no nvm_size= was given"
+        : "tier_policy=dram leaves it unused";
+    if (!tier_enabled()) {
+        if (tier_only_was_given("tier_placement") &&
+            tc->placement == TIER_PLACE_NVM) {
+            die("tier_placement=nvm needs an N-zone in use to place new "
+                "keys in: %s", why);
+        }
+        if (tier_only_was_given("nvm_restart") &&
+            tc->restart == TIER_RESTART_REQUIRE) {
+            die("nvm_restart=require needs an N-zone in use to keep items "
+                "across restarts: %s", why);
+        }
+        warn_tier_only_given(why);
+        if (settings.nvm.size > 0) {
+            fprintf(stderr, "WARNING: tier_policy=dram leaves the N-zone "
+                    "unused: its %zu bytes hold no item\n", settings.nvm.size);
+        }
+        return;
+    }
+    if (settings.nvm.path == NULL && tier_only_was_given("nvm_restart")) {
+        const char *zone = settings.nvm.have_node ? "an nvm_node="
+                                                  : "an anonymous";
+        if (tc->restart == TIER_RESTART_REQUIRE) {
+            die("nvm_restart=require needs an nvm_path= N-zone: %s N-zone "
+                "starts empty at every start", zone);
+        }
+        fprintf(stderr, "WARNING: -o nvm_restart has no effect: %s N-zone "
+                "starts empty at every start (only nvm_path= keeps items)\n",
+                zone);
+    }
+}
+
 static void check_tier_settings(void)
 {
     const struct nvm_config *nc = &settings.nvm;
@@ -859,6 +1008,8 @@ static void check_tier_settings(void)
         die("tier_threshold must be at most 2^tier_mq_queues (%u)",
             1u << settings.tier.mq_queues);
     }
+    check_nzone_size();
+    check_tier_only_options();
 }
 
 /* -e names a file relative to where the server was started; -d changes

@@ -6,11 +6,12 @@ use strict;
 use warnings;
 use Test::More;
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use MemcachedTest ();    # its watchdog, scaled for the build and the load
 
-alarm 55;
 my $root = "$FindBin::Bin/..";
 my $tc = "$root/bench/tcload";
-system("make -s -C $root/bench >/dev/null") == 0 or BAIL_OUT("make -C bench failed");
+system("make -s -C $root/bench >/dev/null") == 0 or die "make -C bench failed\n";
 ok(-x $tc, "bench/tcload built");
 
 # run tcload, return (exit code, stdout, stderr)

@@ -7,16 +7,17 @@ use strict;
 use warnings;
 use Test::More;
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use MemcachedTest ();    # its watchdog, scaled for the build and the load
 use IO::Socket::INET;
 use JSON::PP;
 use POSIX ':sys_wait_h';
 
-alarm 58;
 my $root = "$FindBin::Bin/..";
 my $tc = "$root/bench/tcload";
 my $mc = '/usr/bin/memcached';
 plan skip_all => "$mc not installed" unless -x $mc;
-system("make -s -C $root/bench >/dev/null") == 0 or BAIL_OUT("make -C bench failed");
+system("make -s -C $root/bench >/dev/null") == 0 or die "make -C bench failed\n";
 
 my @kids;
 END { kill 'TERM', @kids if @kids; waitpid($_, 0) for @kids; }

@@ -7,9 +7,10 @@ use strict;
 use warnings;
 use Test::More;
 use FindBin;
+use lib "$FindBin::Bin/lib";
 use IO::Socket::INET;
+use MemcachedTest ();    # its watchdog, scaled for the build and the load
 
-alarm 58;
 my $root = "$FindBin::Bin/..";
 for my $tool (qw(java mvn)) {
     plan skip_all => "$tool not installed"
@@ -20,11 +21,24 @@ my @bins = grep { defined && -x } ($ENV{MEMCACHED_BIN}, "$root/build/memcached",
 plan skip_all => 'no memcached binary (MEMCACHED_BIN, build/memcached)' unless @bins;
 my $mc = $bins[0];
 
+# Why an offline Maven build failed, in one line: the first artifact the
+# local cache lacks, else Maven's first error without its colours and
+# help references.
+sub maven_failure {
+    my ($log) = @_;
+    $log =~ s/\e\[[0-9;]*m//g;
+    return "Maven's local cache lacks $1"
+        if $log =~ /artifact (\S+) has not been downloaded/;
+    my ($err) = $log =~ /^\[ERROR\]\s*(\S.*)$/m;
+    $err //= 'mvn failed without an [ERROR] line';
+    $err =~ s/\s*-> \[Help \d+\]//;
+    return length $err > 160 ? substr($err, 0, 157) . '...' : $err;
+}
+
 my $jar = "$root/bench/ycsb/target/ycsb-tiercached.jar";
-my $build = `cd $root/bench/ycsb && mvn -q -B -o package 2>&1`;
-plan skip_all => 'bench/ycsb does not build offline (Maven cache lacks '
-    . 'site.ycsb:core / spymemcached / plugins?): '
-    . ((grep { /ERROR/ } split /\n/, $build)[0] // 'mvn failed')
+my $build = `cd $root/bench/ycsb && mvn -q -B -o -Dstyle.color=never package 2>&1`;
+plan skip_all => 'bench/ycsb does not build offline ('
+    . maven_failure($build) . '; run mvn package in bench/ycsb once online)'
     if $? != 0 || !-f $jar;
 
 my @kids;
@@ -55,7 +69,7 @@ for (1 .. 100) {
     if ($s) { close $s; $up = 1; last }
     select(undef, undef, undef, 0.05);
 }
-ok($up, "$mc up on port $port") or BAIL_OUT('server did not start');
+ok($up, "$mc up on port $port") or die "server did not start\n";
 
 my $out = `RECORDS=2000 OPS=4000 MVN_OFFLINE=1 $root/scripts/ycsb 127.0.0.1:$port a b c 2>&1`;
 is($? >> 8, 0, 'scripts/ycsb exits 0') or diag($out);

@@ -80,7 +80,7 @@ sub make_room_and_connect {
     my $ctl = $server->sock;
     reply_is(send_recv($ctl, "version\r\n"), $VERSION, 'control connection');
 
-    opendir my $dh, "/proc/$pid/fd" or BAIL_OUT("read /proc/$pid/fd: $!");
+    opendir my $dh, "/proc/$pid/fd" or die "read /proc/$pid/fd: $!\n";
     my $open = grep { /^\d+$/ } readdir $dh;
     closedir $dh;
     my $limit = $open + 8;

@@ -27,7 +27,7 @@ use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(
     new_memcached stock_memcached server_bin stock_bin server_is_stock
-    repo_root free_port run_binary
+    repo_root free_port run_binary slowdown load_factor
     mc_send read_line read_bytes read_reply send_recv print_and_read
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
@@ -57,14 +57,64 @@ sub server_is_stock {
     return defined $a && defined $b && $a eq $b;
 }
 
-# Watchdog: no test file may run away.  Kills our servers and bails out.
-my $WATCHDOG = $ENV{MC_TEST_WATCHDOG} || 120;
-$SIG{ALRM} = sub {
+# How much slower than a normal build the binary under test runs: the
+# test command sets MC_TEST_SLOWDOWN per build (a sanitizer build runs
+# several times slower).  Deadlines for things that must happen (a server
+# that must start, a program that must exit, the watchdog) are multiplied
+# by it; a deadline a test expects to pass is not.
+sub slowdown {
+    my $f = $ENV{MC_TEST_SLOWDOWN};
+    return defined $f && $f =~ /^\d+(?:\.\d+)?$/ && $f >= 1 ? $f : 1;
+}
+
+# How much the machine's load stretches wall time: the run queue (the
+# 1-minute load average) over the CPUs, between 1 and 4.
+sub load_factor {
+    open my $fh, '<', '/proc/loadavg' or return 1;
+    my ($load) = split ' ', scalar <$fh> // '';
+    close $fh;
+    my $cpus = 0;
+    if (open my $ci, '<', '/proc/cpuinfo') {
+        $cpus += /^processor\s*:/ ? 1 : 0 while <$ci>;
+        close $ci;
+    }
+    return 1 unless defined $load && $load =~ /^[\d.]+$/ && $cpus > 0;
+    my $f = $load / $cpus;
+    return $f < 1 ? 1 : $f > 4 ? 4 : $f;
+}
+
+# Watchdog: no test file may run away.  Its budget is MC_TEST_WATCHDOG
+# seconds (default 120) times slowdown(), times the load factor, which is
+# looked at again when the budget runs out: a file that ran long because
+# the machine got busy meanwhile gets the longer budget.  When it fires it
+# kills our servers and fails the file with a test line that names it, so
+# the other files still run and the harness reports this one as failed
+# (a "Bail out!" would stop the run, and prove -j2 then reports PASS).
+my $WATCHDOG_BASE = ($ENV{MC_TEST_WATCHDOG} || 120) * slowdown();
+my $WATCHDOG_START = time;
+my $watchdog_factor = load_factor();
+
+sub _watchdog_fire {
+    my $load = load_factor();
+    $watchdog_factor = $load if $load > $watchdog_factor;
+    my $budget = $WATCHDOG_BASE * $watchdog_factor;
+    my $ran = time - $WATCHDOG_START;
+    if ($ran < $budget) {
+        alarm(int($budget - $ran) + 1);
+        return;
+    }
     _kill_all();
-    print STDOUT "Bail out! watchdog: test file ran longer than ${WATCHDOG}s\n";
-    POSIX::_exit(255);
-};
-alarm($WATCHDOG);
+    my $file = $0;
+    $file =~ s{^\Q$ROOT\E/}{};
+    Test::More::ok(0, sprintf('watchdog: %s ran longer than %ds', $file,
+        $budget));
+    Test::More::diag(sprintf('watchdog budget: MC_TEST_WATCHDOG %ds x '
+        . 'MC_TEST_SLOWDOWN %s x load factor %.1f; the file was stopped',
+        $ENV{MC_TEST_WATCHDOG} || 120, slowdown(), $watchdog_factor));
+    exit 255;
+}
+$SIG{ALRM} = \&_watchdog_fire;
+alarm(int($WATCHDOG_BASE * $watchdog_factor) + 1);
 
 for my $sig (qw(INT TERM HUP PIPE)) {
     $SIG{$sig} = sub { _kill_all(); POSIX::_exit(130) };
@@ -183,7 +233,7 @@ sub _start {
         log => $log,
     }, __PACKAGE__;
     push @SERVERS, $self;
-    my $deadline = time + ($o{start_timeout} || 10);
+    my $deadline = time + ($o{start_timeout} || 10) * slowdown();
     while (time < $deadline) {
         my $r = waitpid($pid, WNOHANG);
         if ($r == $pid) {
@@ -603,10 +653,11 @@ sub stats_detail {
 
 # Run a binary with arguments (no server handling): returns
 # (exit_code, output) where exit_code is 'timeout' when it was still
-# running after $timeout seconds (it is then killed), or 'signal N'.
+# running after $timeout seconds (times slowdown(); it is then killed), or
+# 'signal N'.
 sub run_binary {
     my ($bin, $argv, $timeout) = @_;
-    $timeout ||= 5;
+    $timeout = ($timeout || 5) * slowdown();
     my $dir = tempdir('mcrun-XXXXXX', TMPDIR => 1, CLEANUP => 1);
     my $log = "$dir/out";
     my $pid = fork();
