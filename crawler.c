@@ -94,7 +94,8 @@ static bool parse_classes(const char *spec, bool *out)
 
 static void pause_between_items(void)
 {
-    uint32_t us = settings.lru_crawler_sleep;
+    uint32_t us = atomic_load_explicit(&settings.lru_crawler_sleep,
+                                       memory_order_relaxed);
     if (us != 0) {
         struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
         nanosleep(&ts, NULL);
@@ -116,7 +117,8 @@ static bool crawl_step(uint32_t *seen, uint32_t budget)
 /* False when the thread must stop. */
 static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
 {
-    uint32_t budget = settings.lru_crawler_tocrawl;
+    uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
+                                           memory_order_relaxed);
     uint32_t seen = 0;
     bool go = true;
     for (unsigned int q = 0; q < mq_queues() && go; q++) {
@@ -136,7 +138,8 @@ static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
 
 static void crawl_class_n(unsigned int clsid)
 {
-    uint32_t budget = settings.lru_crawler_tocrawl;
+    uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
+                                           memory_order_relaxed);
     uint32_t seen = 0;
     uint64_t cursor = 0, off;
     bool go = true;
@@ -257,7 +260,7 @@ bool lru_crawler_set_enabled(bool on)
     } else {
         crawler_stop();
     }
-    settings.lru_crawler = on;
+    SETTING_STORE(lru_crawler, on);
     return true;
 }
 

@@ -6,8 +6,8 @@
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
- * need themselves (items.h, slabs.h, crawler.h); settings are written
- * plainly, as memcached does.  Statistics go to the calling worker's own
+ * need themselves (items.h, slabs.h, crawler.h); the settings changed here
+ * are atomics that workers read while we write them (settings.h).  Statistics go to the calling worker's own
  * counters (STAT_INCR).
  */
 #include "config.h"
@@ -44,10 +44,10 @@ static void stats_end(conn *c)
 static void process_stats_detail(conn *c, const char *what)
 {
     if (strcmp(what, "on") == 0) {
-        settings.detail_enabled = 1;
+        SETTING_STORE(detail_enabled, 1);
         out_string(c, "OK");
     } else if (strcmp(what, "off") == 0) {
-        settings.detail_enabled = 0;
+        SETTING_STORE(detail_enabled, 0);
         out_string(c, "OK");
     } else if (strcmp(what, "dump") == 0) {
         int len = 0;
@@ -167,8 +167,8 @@ void process_verbosity_command(conn *c, token_t *tokens,
         out_string(c, "CLIENT_ERROR bad command line format");
         return;
     }
-    settings.verbose = level > MAX_VERBOSITY_LEVEL ? MAX_VERBOSITY_LEVEL
-                                                   : (int)level;
+    SETTING_STORE(verbose, level > MAX_VERBOSITY_LEVEL ? MAX_VERBOSITY_LEVEL
+                                                       : (int)level);
     out_string(c, "OK");
 }
 
@@ -225,7 +225,7 @@ static void process_slabs_automove_command(conn *c, token_t *tokens,
             out_string(c, "ERROR");
             return;
         }
-        settings.slab_automove_ratio = ratio;
+        SETTING_STORE(slab_automove_ratio, ratio);
     } else {
         if (!safe_strtoul(tokens[2].value, &level)) {
             out_string(c, "CLIENT_ERROR bad command line format");
@@ -235,7 +235,7 @@ static void process_slabs_automove_command(conn *c, token_t *tokens,
             out_string(c, "ERROR");
             return;
         }
-        settings.slab_automove = (int)level;
+        SETTING_STORE(slab_automove, (int)level);
     }
     out_string(c, "OK");
 }
@@ -314,9 +314,9 @@ static void process_crawler_setting(conn *c, token_t *tokens, bool sleep)
             out_string(c, "CLIENT_ERROR sleep must be one second or less");
             return;
         }
-        settings.lru_crawler_sleep = v;
+        SETTING_STORE(lru_crawler_sleep, v);
     } else {
-        settings.lru_crawler_tocrawl = v;
+        SETTING_STORE(lru_crawler_tocrawl, v);
     }
     out_string(c, "OK");
 }
@@ -377,10 +377,10 @@ static void process_lru_tune(conn *c, token_t *tokens)
     } else if (hot_factor <= 0 || warm_factor <= 0) {
         out_string(c, "ERROR hot/warm age factors must be greater than 0");
     } else {
-        settings.hot_lru_pct = (int)pct_hot;
-        settings.warm_lru_pct = (int)pct_warm;
-        settings.hot_max_factor = hot_factor;
-        settings.warm_max_factor = warm_factor;
+        SETTING_STORE(hot_lru_pct, (int)pct_hot);
+        SETTING_STORE(warm_lru_pct, (int)pct_warm);
+        SETTING_STORE(hot_max_factor, hot_factor);
+        SETTING_STORE(warm_max_factor, warm_factor);
         out_string(c, "OK");
     }
 }
@@ -393,10 +393,10 @@ void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
     } else if (token_is(&tokens[1], "mode") && ntokens >= 4
                && settings.lru_maintainer_thread) {
         if (token_is(&tokens[2], "flat")) {
-            settings.lru_segmented = false;
+            SETTING_STORE(lru_segmented, false);
             out_string(c, "OK");
         } else if (token_is(&tokens[2], "segmented")) {
-            settings.lru_segmented = true;
+            SETTING_STORE(lru_segmented, true);
             out_string(c, "OK");
         } else {
             out_string(c, "ERROR");
@@ -408,9 +408,9 @@ void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
             out_string(c, "ERROR");
             return;
         }
-        settings.temp_lru = ttl >= 0;
+        SETTING_STORE(temp_lru, ttl >= 0);
         if (ttl >= 0) {
-            settings.temporary_ttl = ttl;
+            SETTING_STORE(temporary_ttl, ttl);
         }
         out_string(c, "OK");
     } else {
