@@ -754,6 +754,25 @@ static void absolute_memory_file(void)
     settings.memory_file = abs;
 }
 
+/* A -c that leaves no room for one client next to the descriptors the
+ * workers reserve and the listener (curr_connections counts listeners, as
+ * memcached's does) would start a server that refuses every connection.
+ * memcached, whose descriptor limit is -c, fails to start then ("Too many
+ * open files") with status 1; so do we, saying why.  Servers with more
+ * listeners (several addresses, UDP) need more than this minimum. */
+static void check_maxconns(void)
+{
+    long taken = (long)RESERVED_FDS_PER_THREAD * settings.num_threads + 1;
+    if ((long)settings.listen.maxconns - 1 <= taken) {
+        fprintf(stderr, "Maximum connections (-c %d) leave no room for "
+                "clients: the listener and -t %d worker threads take %ld; "
+                "give -c %ld or more, or fewer threads\n",
+                settings.listen.maxconns, settings.num_threads, taken,
+                taken + 2);
+        exit(EXIT_FAILURE);
+    }
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -768,6 +787,7 @@ void settings_check(void)
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
     settings.num_threads_per_udp = settings.num_threads;
+    check_maxconns();
     absolute_memory_file();
     check_tier_settings();
 }

@@ -94,6 +94,11 @@ struct settings {
 
 extern struct settings settings;
 
+/* Descriptors memcached reports as reserved for each worker thread
+ * (`stats` reserved_fds); a connection is refused while the open ones plus
+ * these reach -c (doc/protocol.md "Connections"). */
+#define RESERVED_FDS_PER_THREAD 5
+
 /* A run-time change of one of the atomic fields above. */
 #define SETTING_STORE(field, value) \
     atomic_store_explicit(&settings.field, (value), memory_order_relaxed)
