@@ -6,7 +6,8 @@
  *
  * Locks:
  *   - crawler_lock guards the request set, the thread state (crawler_thr,
- *     started and stopped by bg_thread.c, and crawling) and the counters;
+ *     started and stopped by bg_thread.c, crawling, ever_started) and the
+ *     counters;
  *     it is never held while walking.
  *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
  *     and, for each item it lands on, the item lock inside
@@ -55,6 +56,7 @@ static bool crawling;
 static bool pending;                      /* a request waits in `wanted` */
 static bool wanted[MAX_NUMBER_OF_SLAB_CLASSES];
 static uint64_t crawl_starts;
+static bool ever_started;
 
 /* ---- class lists ---- */
 
@@ -213,6 +215,11 @@ static void *crawler_thread(void *arg)
 int crawler_start(void)
 {
     int rc = bg_thread_start(&crawler_thr, crawler_thread, NULL);
+    if (rc == 0) {
+        pthread_mutex_lock(&crawler_lock);
+        ever_started = true;
+        pthread_mutex_unlock(&crawler_lock);
+    }
     return rc == EALREADY ? 0 : rc;
 }
 
@@ -335,6 +342,7 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
 void crawler_get_stats(struct crawler_stats *out)
 {
     pthread_mutex_lock(&crawler_lock);
+    out->ever_started = ever_started;
     out->running = crawling;
     out->starts = crawl_starts;
     pthread_mutex_unlock(&crawler_lock);

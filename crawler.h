@@ -20,6 +20,7 @@ int crawler_start(void);       /* 0 = ok */
 void crawler_stop(void);
 
 struct crawler_stats {
+    bool ever_started;         /* the thread ran once (its stats are listed) */
     bool running;              /* a crawl is in progress */
     uint64_t starts;           /* crawls started */
 };

@@ -67,6 +67,7 @@
 
 #include "clock_nvm.h"
 #include "crawler.h"
+#include "lru_maintainer.h"
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "items_restore_d.h"
@@ -194,7 +195,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
         /* Filled by the caller in DRAM, written to NVM when linked. */
         it = heap_alloc(ntotal);
         it_flags = ITEM_HEAP;
-    } else if (it == NULL && (it = slabs_alloc(ntotal, id)) == NULL) {
+    } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
     }
     if (it == NULL) {
@@ -1040,6 +1041,9 @@ int storage_start_threads(void)
     if (rc == 0 && settings.lru_crawler) {
         rc = crawler_start();
     }
+    if (rc == 0 && settings.lru_maintainer_thread) {
+        rc = lru_maintainer_start();
+    }
     if (rc == 0 && tiering) {
         migrate_set_engine(&tier_engine);
         rc = tier_thread_start();
@@ -1050,6 +1054,7 @@ int storage_start_threads(void)
 static void storage_stop_threads(void)
 {
     tier_thread_stop();
+    lru_maintainer_stop();
     crawler_stop();
     assoc_stop_expand_thread();
     slabs_stop_rebalance_thread();

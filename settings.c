@@ -148,6 +148,9 @@ static void usage(void)
 "                          expired items\n"
 "   - lru_crawler_sleep=<us> microseconds to sleep between items (default: 100)\n"
 "   - lru_crawler_tocrawl=<n> max items to crawl per class per run (0: all)\n"
+"   - lru_maintainer / no_lru_maintainer: reclaim expired items at the LRU\n"
+"                          tails in the background (default), or when\n"
+"                          memory is allocated\n"
 "   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
@@ -183,8 +186,8 @@ static void usage(void)
 "   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
 "                          may hold while unwritten (default: 16m; 0: no\n"
 "                          limit); past it N hits answer SERVER_ERROR\n"
-"   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
-"     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
+"   - the rest of memcached 1.6.18's sub-options (hot_lru_pct,\n"
+"     warm_lru_pct, hot_max_factor, warm_max_factor,\n"
 "     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
 "     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
@@ -253,15 +256,39 @@ static double subopt_double(const char *name, const char *val)
     return v;
 }
 
+/* memcached's LRU maintainer switch, and the temporary LRU's TTL (which
+ * turns that LRU on in memcached's stats; tiercached has no temporary
+ * LRU).  Without the maintainer memcached's LRU is flat, and its expired
+ * items are reclaimed when memory is allocated (doc/protocol.md
+ * "Storage"). */
+static bool parse_lru_subopt(const char *name, const char *val)
+{
+    if (strcmp(name, "lru_maintainer") == 0) {
+        settings.lru_maintainer_thread = true;
+        settings.lru_segmented = true;
+    } else if (strcmp(name, "no_lru_maintainer") == 0) {
+        settings.lru_maintainer_thread = false;
+        settings.lru_segmented = false;
+    } else if (strcmp(name, "temporary_ttl") == 0) {
+        int32_t ttl;
+        /* memcached reads it with atoi: anything that is not a number is 0 */
+        settings.temporary_ttl = val != NULL && safe_strtol(val, &ttl) ? ttl
+                                                                       : 0;
+        settings.temp_lru = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* memcached sub-options that only tune mechanisms tiercached does not have
  * (segmented LRU, extstore, TLS, proxy, logger buffers): accepted so that
  * existing command lines keep working. */
 static bool is_noop_subopt(const char *name)
 {
     static const char *const names[] = {
-        "lru_maintainer", "no_lru_maintainer", "hot_lru_pct",
-        "warm_lru_pct", "hot_max_factor", "warm_max_factor",
-        "temporary_ttl", "tail_repair_time", "slab_chunk_max",
+        "hot_lru_pct", "warm_lru_pct", "hot_max_factor", "warm_max_factor",
+        "tail_repair_time", "slab_chunk_max",
         "read_buf_mem_limit", "watcher_logbuf_size", "worker_logbuf_size",
         "modern", "no_modern", "no_chunked_items", "no_inline_ascii_resp",
         "sock_cookie_id", "drop_privileges", "no_drop_privileges",
@@ -452,7 +479,7 @@ static void parse_subopt(char *name, char *val)
         settings.slab_automove_ratio = subopt_double(name, val);
     } else if (strcmp(name, "slab_automove_window") == 0) {
         settings.slab_automove_window = subopt_u32(name, val);
-    } else if (parse_tier_subopt(name, val)) {
+    } else if (parse_tier_subopt(name, val) || parse_lru_subopt(name, val)) {
         return;
     } else if (is_noop_subopt(name)) {
         if (strcmp(name, "ext_path") == 0) {
@@ -787,6 +814,9 @@ void settings_check(void)
         fprintf(stderr, "WARNING: -l is ignored with -s\n");
     }
     settings.num_threads_per_udp = settings.num_threads;
+    if (settings.temp_lru && !settings.lru_maintainer_thread) {
+        die("temporary_ttl requires lru_maintainer to be enabled");
+    }
     check_maxconns();
     absolute_memory_file();
     check_tier_settings();

@@ -50,4 +50,67 @@ diag('no stock memcached: checking this server only') unless $have_stock;
     $srv->stop;
 }
 
+# ---- expired items give their memory back: in the background with the
+# LRU maintainer (the default), at the next allocation without it; both
+# count `reclaimed` (and expired_unfetched), as memcached does
+sub subjects {
+    my ($args) = @_;
+    my @s = ({ name => 'tiercached', srv => new_memcached($args) });
+    push @s, { name => 'memcached', srv => stock_memcached($args) }
+        if $have_stock;
+    $_->{sock} = $_->{srv}->sock for @s;
+    return @s;
+}
+
+sub set_many {
+    my ($sock, $prefix, $ttl, $n) = @_;
+    return send_sync($sock,
+        join '', map { "set $prefix$_ 0 $ttl 10 noreply\r\n0123456789\r\n" }
+            1 .. $n);
+}
+
+{
+    my @subj = subjects('');
+    for my $s (@subj) {
+        set_many($s->{sock}, 'old', 1, 10);
+        # keeps class 1 listed in stats items
+        set_many($s->{sock}, 'keep', 0, 1);
+    }
+    for my $s (@subj) {
+        my $st = wait_until(6, sub {
+            my $st = mem_stats($s->{sock});
+            return $st->{reclaimed} >= 10 ? $st : undef;
+        }) || mem_stats($s->{sock});
+        is($st->{reclaimed}, 10,
+            "$s->{name}: the maintainer reclaims 10 expired items");
+        is($st->{curr_items}, 1, "$s->{name}: ... leaving the live one");
+        is($st->{expired_unfetched}, 10,
+            "$s->{name}: ... counted as expired unfetched");
+        is($st->{crawler_reclaimed}, 0, "$s->{name}: ... not by the crawler");
+        my $it = mem_stats($s->{sock}, 'items');
+        is($it->{'items:1:reclaimed'} // 0, 10,
+            "$s->{name}: stats items counts them in their class");
+        cmp_ok($st->{lru_maintainer_juggles}, '>', 0,
+            "$s->{name}: lru_maintainer_juggles counts its rounds");
+        $s->{srv}->stop;
+    }
+}
+{
+    my @subj = subjects('-o no_lru_maintainer,no_lru_crawler');
+    set_many($_->{sock}, 'old', 1, 10) for @subj;
+    sleep 2.2;
+    for my $s (@subj) {
+        is(mem_stats($s->{sock})->{reclaimed}, 0,
+            "$s->{name}: no maintainer: nothing reclaimed by itself");
+        set_many($s->{sock}, 'new', 0, 10);
+        my $st = mem_stats($s->{sock});
+        is($st->{reclaimed}, 10,
+            "$s->{name}: no maintainer: 10 new items reuse 10 expired ones");
+        is($st->{curr_items}, 10, "$s->{name}: ... which are gone");
+        ok(!exists $st->{lru_maintainer_juggles},
+            "$s->{name}: ... and no lru_maintainer_juggles line");
+        $s->{srv}->stop;
+    }
+}
+
 done_testing();
