@@ -1023,6 +1023,20 @@ void storage_init(void)
     }
 }
 
+/* -L and -e preallocate like memcached, with its message when -m is too
+ * small for one page per class; pages are then allocated on demand.
+ * memcached does not start with -e then, but our pages and classes are not
+ * its (doc/protocol.md "Storage"): -m values it accepts could fail here. */
+static void preallocate_pages(void)
+{
+    size_t needed;
+    if (!slabs_preallocate(&needed)) {
+        fprintf(stderr, "Error while preallocating slab memory!\n"
+                "If using -L or other prealloc options, max memory must be "
+                "at least %zu megabytes.\n", needed / (1024 * 1024));
+    }
+}
+
 int storage_start_threads(void)
 {
     /* before anything can touch the N-zone; the item locks exist now */
@@ -1031,6 +1045,7 @@ int storage_start_threads(void)
     }
     /* -e: a graceful stop's D items, on the clock the N-zone resumed */
     items_d_restore();
+    preallocate_pages();
     if (tiering) {
         items_restart_serving();
     }

@@ -27,6 +27,7 @@
 #include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
+#include "slabs_automove.h"
 #include "tier_reassign.h"
 
 #define ALLOC_TRIES 10           /* evictions tried before out of memory */
@@ -85,6 +86,7 @@ void count_victim(const item *it, bool dead)
         ctr_add(&cc->evicted_active, 1);
     }
     ctr_add(&cc->d_evictions, 1);
+    slabs_automove_evicted(it->slabs_clsid);
 }
 
 /* Up to max dead items at the tail of queue q of class id leave. */

@@ -5,7 +5,8 @@
  * round visits every slab class once and asks items_d.c to reclaim the
  * dead items at the tails of its queues, at most ROUND_CLASS_MAX per
  * class so that one class full of expired items does not hold up the
- * others.  A round that reclaimed something is followed by another after
+ * others; then the page automover (slabs_automove.c) has its turn, as
+ * memcached's maintainer runs its automover.  A round that reclaimed something is followed by another after
  * MIN_SLEEP_NS; idle rounds double the sleep up to MAX_SLEEP_NS, so an
  * item that expired at a tail goes within about a second, and an idle
  * server wakes once a second.
@@ -20,6 +21,7 @@
 #include "bg_thread.h"
 #include "slab_class.h"
 #include "slabs.h"
+#include "slabs_automove.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -32,13 +34,17 @@ static pthread_mutex_t maint_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bg_thread maint_thr = BG_THREAD_INIT(&maint_lock);
 static _Atomic uint64_t juggles;
 
-/* One round over every class; how many items it reclaimed. */
+/* One round over every class, then the page automover's turn; nonzero
+ * when the round did some work. */
 static unsigned int maintain_round(void)
 {
     unsigned int reclaimed = 0;
     unsigned int largest = slabs_largest_clsid();
     for (unsigned int id = POWER_SMALLEST; id <= largest; id++) {
         reclaimed += items_reclaim_tails(id, ROUND_CLASS_MAX);
+    }
+    if (slabs_automove_tick()) {
+        reclaimed++;            /* a page is on its way: come back soon */
     }
     atomic_fetch_add_explicit(&juggles, 1, memory_order_relaxed);
     return reclaimed;

@@ -8,7 +8,8 @@
  * `reclaimed` as memcached's maintainer counts them, so their memory goes
  * back to the free chunks without waiting for a client, an eviction or
  * the crawler.  It does not move live items: the MQ keeps its own order
- * (doc/protocol.md "Storage").
+ * (doc/protocol.md "Storage").  Each round also runs the page automover
+ * (slabs_automove.h).
  */
 #ifndef LRU_MAINTAINER_H
 #define LRU_MAINTAINER_H
