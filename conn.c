@@ -4,9 +4,10 @@
  * Owns the per-fd table of connection structs (reused with the fd, as
  * memcached does), a connection's life (new, shrink, close, idle_timeout,
  * a worker closing all of its own at shutdown), its response queue
- * (resp_*, out_string), reading requests and values, swallowing rejected
- * ones, flushing replies with sendmsg (TCP) or datagrams (UDP), and
- * `stats conns`.  Commands themselves are parsed by proto_text.c;
+ * (resp_*, out_string; a reply made in batches asks its producer for the
+ * next one once the queue is written), reading requests and values,
+ * swallowing rejected ones, flushing replies with sendmsg (TCP) or
+ * datagrams (UDP), and `stats conns`.  Commands themselves are parsed by proto_text.c;
  * listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
@@ -258,6 +259,9 @@ static void conn_cleanup(conn *c)
     if (c->item != NULL) {
         item_remove(c->item);
         c->item = NULL;
+    }
+    if (c->producer != NULL) {
+        c->producer(c, true);
     }
     conn_release_pieces(c);
 }
@@ -882,6 +886,10 @@ static void write_step(conn *c, bool *stop)
     switch (r) {
     case WRITE_COMPLETE:
         conn_release_pieces(c);
+        if (c->producer != NULL && !c->close_after_write
+                && c->producer(c, false)) {
+            break;              /* the reply's next batch, still conn_write */
+        }
         conn_shrink(c);
         if (c->close_after_write) {
             conn_set_state(c, conn_closing);

@@ -321,6 +321,112 @@ static void process_crawler_setting(conn *c, token_t *tokens, bool sleep)
     out_string(c, "OK");
 }
 
+/* ---- metadump behind other commands ----
+ * memcached writes out what get, gets, gat, gats and mn answered before it
+ * reads on; after any other command its replies are still queued when the
+ * next one is read, and it refuses a metadump then.  The commands read
+ * with this one since the last read are still in the read buffer, before
+ * this line, as the parser left them: words ended by NULs, a \r\n by a
+ * NUL and its \n (a lone \n by a NUL: such a line runs into the next), a
+ * value after its command line. */
+
+static bool is_word_end(char ch)
+{
+    return ch == ' ' || ch == '\0';
+}
+
+/* The n-th word of [p, end), or NULL; *len its length. */
+static const char *line_word(const char *p, const char *end, int n,
+                             size_t *len)
+{
+    for (int i = 0;; i++) {
+        while (p < end && is_word_end(*p)) {
+            p++;
+        }
+        if (p == end) {
+            return NULL;
+        }
+        const char *w = p;
+        while (p < end && !is_word_end(*p)) {
+            p++;
+        }
+        if (i == n) {
+            *len = (size_t)(p - w);
+            return w;
+        }
+    }
+}
+
+static bool word_is(const char *w, size_t len, const char *word)
+{
+    return w != NULL && len == strlen(word) && memcmp(w, word, len) == 0;
+}
+
+static bool line_flushes(const char *p, const char *end)
+{
+    size_t len;
+    const char *cmd = line_word(p, end, 0, &len);
+    return word_is(cmd, len, "get") || word_is(cmd, len, "gets")
+        || word_is(cmd, len, "gat") || word_is(cmd, len, "gats")
+        || word_is(cmd, len, "mn");
+}
+
+/* Bytes of value (with its \r\n) that follow a storage command's line. */
+static size_t line_value_bytes(const char *p, const char *end)
+{
+    static const char *const storage[] = {
+        "set", "add", "replace", "append", "prepend", "cas", NULL
+    };
+    size_t len;
+    const char *cmd = line_word(p, end, 0, &len);
+    int at = word_is(cmd, len, "ms") ? 2 : -1;
+    for (int i = 0; at < 0 && storage[i] != NULL; i++) {
+        if (word_is(cmd, len, storage[i])) {
+            at = 4;
+        }
+    }
+    char num[16];
+    const char *w = at < 0 ? NULL : line_word(p, end, at, &len);
+    int32_t bytes;
+    if (w == NULL || len >= sizeof(num)) {
+        return 0;
+    }
+    memcpy(num, w, len);
+    num[len] = '\0';
+    return safe_strtol(num, &bytes) && bytes >= 0 ? (size_t)bytes + 2 : 0;
+}
+
+/* Where the line starting at p ends ("\0\n"), else limit. */
+static const char *line_end(const char *p, const char *limit)
+{
+    const char *nul;
+    while ((nul = memchr(p, '\0', (size_t)(limit - p))) != NULL) {
+        if (nul + 1 < limit && nul[1] == '\n') {
+            return nul;
+        }
+        p = nul + 1;
+    }
+    return limit;
+}
+
+static bool metadump_pipelined(const conn *c, const char *line)
+{
+    const char *p = c->rbuf;
+    bool queued = false;
+    while (p < line) {
+        const char *end = line_end(p, line);
+        size_t len;
+        if (end == line && line_word(p, end, 0, &len) == NULL) {
+            break;              /* blanks before this line's command */
+        }
+        queued = !line_flushes(p, end);
+        size_t value = line_value_bytes(p, end);
+        p = end == line ? line : end + 2;
+        p += value < (size_t)(line - p) ? value : (size_t)(line - p);
+    }
+    return queued;
+}
+
 void process_lru_crawler_command(conn *c, token_t *tokens,
                                  size_t ntokens)
 {
@@ -338,6 +444,11 @@ void process_lru_crawler_command(conn *c, token_t *tokens,
         }
         if (!settings.dump_enabled) {
             out_string(c, "ERROR metadump not allowed");
+            return;
+        }
+        if (metadump_pipelined(c, tokens[0].value)) {
+            out_string(c,
+                "ERROR cannot pipeline other commands before metadump");
             return;
         }
         rv = lru_crawler_metadump(c, tokens[2].value);
