@@ -59,7 +59,7 @@ while (time < $deadline && $server->alive) {
         $bad_reads++ unless $reply =~ /STORED\r\n/ && $reply =~ /VA 2\r\n/;
     }
     mc_send($readers[0], "stats settings\r\n");
-    read_reply($readers[0], timeout => 3);
+    read_reply($readers[0], 3);
     mc_send($readers[1], "lru_crawler crawl all\r\n");
     read_line($readers[1], 3);
 }
