@@ -7,8 +7,8 @@
  * (resp_*, out_string; a reply made in batches asks its producer for the
  * next one once the queue is written), reading requests and values,
  * swallowing rejected ones, flushing replies with sendmsg (TCP) or
- * datagrams (UDP), and `stats conns`.  Commands themselves are parsed by proto_text.c;
- * listeners and accept() are listen.c's.
+ * datagrams (UDP), and `stats conns`.  Commands themselves are parsed
+ * by proto_text.c; listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
  * connection is touched only by the worker that owns it (a listener by

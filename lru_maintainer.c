@@ -6,10 +6,10 @@
  * dead items at the tails of its queues, at most ROUND_CLASS_MAX per
  * class so that one class full of expired items does not hold up the
  * others; then the page automover (slabs_automove.c) has its turn, as
- * memcached's maintainer runs its automover.  A round that reclaimed something is followed by another after
- * MIN_SLEEP_NS; idle rounds double the sleep up to MAX_SLEEP_NS, so an
- * item that expired at a tail goes within about a second, and an idle
- * server wakes once a second.
+ * memcached's maintainer runs its automover.  A round that did some work
+ * is followed by another after MIN_SLEEP_NS; idle rounds double the sleep
+ * up to MAX_SLEEP_NS, so an item that expired at a tail goes within about
+ * a second, and an idle server wakes once a second.
  *
  * Locks: maint_lock guards the thread state (bg_thread.h) and is never
  * held during a round; the round takes the MQ class locks and trylocks

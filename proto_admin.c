@@ -7,8 +7,8 @@
  *
  * Locks: none of our own.  The stats and item calls take the locks they
  * need themselves (items.h, slabs.h, crawler.h); the settings changed here
- * are atomics that workers read while we write them (settings.h).  Statistics go to the calling worker's own
- * counters (STAT_INCR).
+ * are atomics that workers read while we write them (settings.h).
+ * Statistics go to the calling worker's own counters (STAT_INCR).
  */
 #include "config.h"
 #include "proto_internal.h"
