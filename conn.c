@@ -4,15 +4,16 @@
  * Owns the per-fd table of connection structs (reused with the fd, as
  * memcached does), a connection's life (new, shrink, close, idle_timeout,
  * a worker closing all of its own at shutdown), its response queue
- * (resp_*, out_string), reading requests and values, swallowing rejected
- * ones, flushing replies with sendmsg (TCP) or datagrams (UDP), and
- * `stats conns`.  It tells the protocols apart (-B auto: a first byte of
- * 0x80 is binary) and frames requests: an ASCII line, or a binary
- * header with its extras and key.  A stream connection reads and sends
- * through its own io_read/io_sendmsg: the socket's, or tls.c's for a TLS
- * client.  Commands themselves are parsed by proto_text.c and
- * proto_bin.c, -Y's first command by proto_auth.c; listeners and accept()
- * are listen.c's.
+ * (resp_*, out_string; a reply made in batches asks its producer for the
+ * next one once the queue is written), reading requests and values,
+ * swallowing rejected ones, flushing replies with sendmsg (TCP) or
+ * datagrams (UDP), and `stats conns`.  It tells the protocols apart (-B
+ * auto: a first byte of 0x80 is binary) and frames requests: an ASCII
+ * line, or a binary header with its extras and key.  A stream connection
+ * reads and sends through its own io_read/io_sendmsg: the socket's, or
+ * tls.c's for a TLS client.  Commands themselves are parsed by
+ * proto_text.c and proto_bin.c, -Y's first command by proto_auth.c;
+ * listeners and accept() are listen.c's.
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
  * connection is touched only by the worker that owns it (a listener by
@@ -283,6 +284,9 @@ static void conn_cleanup(conn *c)
     if (c->item != NULL) {
         item_remove(c->item);
         c->item = NULL;
+    }
+    if (c->producer != NULL) {
+        c->producer(c, true);
     }
     conn_release_pieces(c);
 }
@@ -988,6 +992,10 @@ static void write_step(conn *c, bool *stop)
     switch (r) {
     case WRITE_COMPLETE:
         conn_release_pieces(c);
+        if (c->producer != NULL && !c->close_after_write
+                && c->producer(c, false)) {
+            break;              /* the reply's next batch, still conn_write */
+        }
         conn_shrink(c);
         if (c->close_after_write) {
             conn_set_state(c, conn_closing);

@@ -76,6 +76,14 @@ struct bin_request {
 };
 
 typedef struct conn conn;
+/* A reply made in batches (lru_crawler metadump), so that what a client
+ * has not read yet stays bounded: conn.c calls it once everything queued
+ * has been written, and it queues the next batch and returns true (with
+ * its last batch it clears c->producer); conn.c calls it with closing set
+ * when the connection closes first, and it frees c->producer_state and
+ * clears both. */
+typedef bool (*conn_producer_fn)(conn *c, bool closing);
+
 struct conn {
     int sfd;
     /* socket I/O: read(2) and sendmsg(2), or tls.c's for a TLS client */
@@ -134,6 +142,8 @@ struct conn {
     int write_started;            /* pieces already fully written */
     size_t write_offset;          /* bytes of pieces[write_started] written */
     bool close_after_write;
+    conn_producer_fn producer;    /* the rest of the reply, or NULL */
+    void *producer_state;
 
     /* UDP */
     struct sockaddr_storage request_addr;

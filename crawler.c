@@ -2,11 +2,13 @@
  * crawler.c: the LRU crawler thread and `lru_crawler` admin commands.
  *
  * Owns: the crawler thread, its request set (which classes to crawl next),
- * its counters, and the synchronous metadump walk.
+ * its counters, and the metadump walk, made in batches as the client
+ * reads them.
  *
  * Locks:
  *   - crawler_lock guards the request set, the thread state (crawler_thr,
- *     started and stopped by bg_thread.c, and crawling) and the counters;
+ *     started and stopped by bg_thread.c, crawling, ever_started) and the
+ *     counters;
  *     it is never held while walking.
  *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
  *     and, for each item it lands on, the item lock inside
@@ -14,8 +16,6 @@
  *   - The N walk reads the chunk bitmaps without a lock
  *     (slabs_tier_next_used); items_crawl_check_n / items_crawl_dump_n
  *     find a used chunk's slot and take its item lock (nitem_lock_chunk).
- *   - `metadump hash` walks the index with assoc_walk (hash_desc.c: its
- *     run lock, then each bucket's item lock).
  *
  * The thread crawls what `lru_crawler crawl` asked for, and on its own
  * every CRAWLER_AUTO_INTERVAL seconds all classes, so expired items give
@@ -55,6 +55,7 @@ static bool crawling;
 static bool pending;                      /* a request waits in `wanted` */
 static bool wanted[MAX_NUMBER_OF_SLAB_CLASSES];
 static uint64_t crawl_starts;
+static bool ever_started;
 
 /* ---- class lists ---- */
 
@@ -94,7 +95,8 @@ static bool parse_classes(const char *spec, bool *out)
 
 static void pause_between_items(void)
 {
-    uint32_t us = settings.lru_crawler_sleep;
+    uint32_t us = atomic_load_explicit(&settings.lru_crawler_sleep,
+                                       memory_order_relaxed);
     if (us != 0) {
         struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
         nanosleep(&ts, NULL);
@@ -116,7 +118,8 @@ static bool crawl_step(uint32_t *seen, uint32_t budget)
 /* False when the thread must stop. */
 static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
 {
-    uint32_t budget = settings.lru_crawler_tocrawl;
+    uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
+                                           memory_order_relaxed);
     uint32_t seen = 0;
     bool go = true;
     for (unsigned int q = 0; q < mq_queues() && go; q++) {
@@ -136,7 +139,8 @@ static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
 
 static void crawl_class_n(unsigned int clsid)
 {
-    uint32_t budget = settings.lru_crawler_tocrawl;
+    uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
+                                           memory_order_relaxed);
     uint32_t seen = 0;
     uint64_t cursor = 0, off;
     bool go = true;
@@ -210,6 +214,11 @@ static void *crawler_thread(void *arg)
 int crawler_start(void)
 {
     int rc = bg_thread_start(&crawler_thr, crawler_thread, NULL);
+    if (rc == 0) {
+        pthread_mutex_lock(&crawler_lock);
+        ever_started = true;
+        pthread_mutex_unlock(&crawler_lock);
+    }
     return rc == EALREADY ? 0 : rc;
 }
 
@@ -257,72 +266,150 @@ bool lru_crawler_set_enabled(bool on)
     } else {
         crawler_stop();
     }
-    settings.lru_crawler = on;
+    SETTING_STORE(lru_crawler, on);
     return true;
 }
 
-/* The class's D queues, then its N chunks. */
-static bool dump_class(conn *c, struct mq_cursor *cur, unsigned int clsid)
+/* ---- metadump ----
+ * Made in batches of about METADUMP_BATCH bytes: the first in the command,
+ * each next one when the connection has written the previous (conn.h's
+ * producer), so that a client that reads slowly, or not at all, holds one
+ * batch and the socket's buffers, not the whole dump.  Between batches the
+ * walk keeps its MQ cursor in the queue it is in (a placeholder every
+ * walker skips) and its place in the class's N chunks; it holds no lock
+ * and no item.  An item that moves between zones while the dump runs may
+ * be listed twice or not at all. */
+
+#define METADUMP_BATCH (32 * 1024)
+
+struct metadump {
+    bool classes[MAX_NUMBER_OF_SLAB_CLASSES];
+    unsigned int clsid;          /* the class being dumped */
+    unsigned int level;          /* its D queue; mq_queues(): its N chunks */
+    bool in_queue;               /* the cursor is in queue `level` */
+    uint64_t n_cursor;           /* the N walk's place */
+    struct mq_cursor *cur;
+};
+
+/* The D items of the current class, queue by queue from the tail; false
+ * when its queues are done. */
+static bool metadump_next_d(struct metadump *md, char *line, size_t *len)
 {
-    char line[METADUMP_LINE_MAX];
-    for (unsigned int q = 0; q < mq_queues(); q++) {
-        mq_cursor_start(cur, clsid, q);
+    while (md->level < mq_queues()) {
+        if (!md->in_queue) {
+            mq_cursor_start(md->cur, md->clsid, md->level);
+            md->in_queue = true;
+        }
         item *it;
-        while ((it = mq_cursor_next(cur)) != NULL) {
-            size_t len = items_crawl_dump(it, line, sizeof(line));
-            if (len != 0 && !resp_add(c, line, len)) {
-                mq_cursor_stop(cur);
-                return false;
+        while ((it = mq_cursor_next(md->cur)) != NULL) {
+            *len = items_crawl_dump(it, line, METADUMP_LINE_MAX);
+            if (*len != 0) {
+                return true;
             }
         }
+        /* at the head the cursor has left the queue */
+        md->in_queue = false;
+        md->level++;
     }
-    uint64_t cursor = 0, off;
-    while (slabs_tier_next_used(clsid, &cursor, &off)) {
-        size_t len = items_crawl_dump_n(off, line, sizeof(line));
-        if (len != 0 && !resp_add(c, line, len)) {
-            return false;
+    return false;
+}
+
+/* The next line of the dump into line (METADUMP_LINE_MAX bytes); 0 at
+ * the end. */
+static size_t metadump_next(struct metadump *md, char *line)
+{
+    size_t len = 0;
+    for (; md->clsid < MAX_NUMBER_OF_SLAB_CLASSES; md->clsid++) {
+        if (!md->classes[md->clsid]) {
+            continue;
+        }
+        if (metadump_next_d(md, line, &len)) {
+            return len;
+        }
+        uint64_t off;
+        while (slabs_tier_next_used(md->clsid, &md->n_cursor, &off)) {
+            len = items_crawl_dump_n(off, line, METADUMP_LINE_MAX);
+            if (len != 0) {
+                return len;
+            }
+        }
+        md->level = 0;
+        md->n_cursor = 0;
+    }
+    return 0;
+}
+
+static void metadump_end(conn *c)
+{
+    struct metadump *md = c->producer_state;
+    mq_cursor_free(md->cur);
+    free(md);
+    c->producer = NULL;
+    c->producer_state = NULL;
+}
+
+/* conn.h's producer: the next batch, or the last one with END. */
+static bool metadump_produce(conn *c, bool closing)
+{
+    if (closing) {
+        metadump_end(c);
+        return false;
+    }
+    char line[METADUMP_LINE_MAX];
+    size_t queued = 0, len;
+    while (queued < METADUMP_BATCH
+           && (len = metadump_next(c->producer_state, line)) != 0) {
+        if (!resp_add(c, line, len)) {
+            metadump_end(c);
+            conn_set_state(c, conn_closing);
+            return true;
+        }
+        queued += len;
+    }
+    if (queued < METADUMP_BATCH) {
+        metadump_end(c);
+        if (!resp_add(c, "END\r\n", 5)) {
+            conn_set_state(c, conn_closing);
         }
     }
     return true;
 }
 
-static bool dump_emit(const char *line, size_t len, void *arg)
-{
-    return resp_add(arg, line, len);
-}
-
-/* Runs in the calling worker: the output is queued on c as it is made. */
+/* Runs in the calling worker, which sends the dump as its client reads
+ * it (over UDP, all at once: a reply is one run of datagrams). */
 enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
 {
-    bool req[MAX_NUMBER_OF_SLAB_CLASSES];
-
     pthread_mutex_lock(&crawler_lock);
     bool enabled = do_bg_thread_running(&crawler_thr);
     pthread_mutex_unlock(&crawler_lock);
     if (!enabled) {
         return CRAWLER_NOTSTARTED;
     }
-    bool ok = true;
-    if (classes != NULL && strcmp(classes, "hash") == 0) {
-        ok = items_crawl_dump_index(dump_emit, c);
-    } else {
-        if (!parse_classes(classes, req)) {
-            return CRAWLER_BADCLASS;
-        }
-        struct mq_cursor *cur = mq_cursor_new();
-        if (cur == NULL) {
-            return CRAWLER_ERROR;
-        }
-        for (unsigned int id = POWER_SMALLEST;
-                id < MAX_NUMBER_OF_SLAB_CLASSES && ok; id++) {
-            if (req[id]) {
-                ok = dump_class(c, cur, id);
-            }
-        }
-        mq_cursor_free(cur);
-    }
-    if (!ok || !resp_add(c, "END\r\n", 5)) {
+    struct metadump *md = calloc(1, sizeof(*md));
+    if (md == NULL) {
         return CRAWLER_ERROR;
+    }
+    /* `hash` (memcached walks its hash table) lists the same items */
+    if (!parse_classes(classes != NULL && strcmp(classes, "hash") == 0
+                           ? "all" : classes, md->classes)) {
+        free(md);
+        return CRAWLER_BADCLASS;
+    }
+    md->cur = mq_cursor_new();
+    if (md->cur == NULL) {
+        free(md);
+        return CRAWLER_ERROR;
+    }
+    c->producer = metadump_produce;
+    c->producer_state = md;
+    metadump_produce(c, false);
+    if (IS_UDP(c->transport)) {
+        while (c->producer != NULL) {
+            metadump_produce(c, false);
+        }
+    } else if (c->producer != NULL) {
+        /* no next command before the dump is written */
+        conn_set_state(c, conn_write);
     }
     return CRAWLER_OK;
 }
@@ -332,6 +419,7 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
 void crawler_get_stats(struct crawler_stats *out)
 {
     pthread_mutex_lock(&crawler_lock);
+    out->ever_started = ever_started;
     out->running = crawling;
     out->starts = crawl_starts;
     pthread_mutex_unlock(&crawler_lock);

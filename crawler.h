@@ -5,8 +5,9 @@
  * The crawler thread walks the MQ queues of the requested classes with a
  * cursor, then the classes' N chunks (slabs_tier_next_used), and reclaims
  * expired and flushed items without waiting for a client to ask for them.
- * `lru_crawler metadump` uses the same walk, synchronously, in the calling
- * worker; `lru_crawler metadump hash` walks the index instead.  The admin
+ * `lru_crawler metadump` uses the same walk in the calling worker, in
+ * batches its client reads one after the other (`hash` lists every
+ * class).  The admin
  * entry points (lru_crawler_crawl, lru_crawler_metadump,
  * lru_crawler_set_enabled) are declared in items.h.
  */
@@ -20,6 +21,7 @@ int crawler_start(void);       /* 0 = ok */
 void crawler_stop(void);
 
 struct crawler_stats {
+    bool ever_started;         /* the thread ran once (its stats are listed) */
     bool running;              /* a crawl is in progress */
     uint64_t starts;           /* crawls started */
 };
@@ -43,10 +45,5 @@ bool items_crawl_check_n(uint64_t off);
  * is still linked and alive; returns the length, 0 to skip it. */
 size_t items_crawl_dump(item *it, char *buf, size_t size);
 size_t items_crawl_dump_n(uint64_t off, char *buf, size_t size);
-/* `metadump hash`: the line of every live item of the index, both zones,
- * bucket by bucket (assoc_walk: each bucket under its item lock), passed
- * to emit; false if emit refused one (the walk then emits no more). */
-typedef bool (*crawl_emit_fn)(const char *line, size_t len, void *arg);
-bool items_crawl_dump_index(crawl_emit_fn emit, void *arg);
 
 #endif

@@ -67,6 +67,7 @@
 
 #include "clock_nvm.h"
 #include "crawler.h"
+#include "lru_maintainer.h"
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "items_restore_d.h"
@@ -194,7 +195,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
         /* Filled by the caller in DRAM, written to NVM when linked. */
         it = heap_alloc(ntotal);
         it_flags = ITEM_HEAP;
-    } else if (it == NULL && (it = slabs_alloc(ntotal, id)) == NULL) {
+    } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
     }
     if (it == NULL) {
@@ -1022,6 +1023,20 @@ void storage_init(void)
     }
 }
 
+/* -L and -e preallocate like memcached, with its message when -m is too
+ * small for one page per class; pages are then allocated on demand.
+ * memcached does not start with -e then, but our pages and classes are not
+ * its (doc/protocol.md "Storage"): -m values it accepts could fail here. */
+static void preallocate_pages(void)
+{
+    size_t needed;
+    if (!slabs_preallocate(&needed)) {
+        fprintf(stderr, "Error while preallocating slab memory!\n"
+                "If using -L or other prealloc options, max memory must be "
+                "at least %zu megabytes.\n", needed / (1024 * 1024));
+    }
+}
+
 int storage_start_threads(void)
 {
     /* before anything can touch the N-zone; the item locks exist now */
@@ -1030,6 +1045,7 @@ int storage_start_threads(void)
     }
     /* -e: a graceful stop's D items, on the clock the N-zone resumed */
     items_d_restore();
+    preallocate_pages();
     if (tiering) {
         items_restart_serving();
     }
@@ -1039,6 +1055,9 @@ int storage_start_threads(void)
     }
     if (rc == 0 && settings.lru_crawler) {
         rc = crawler_start();
+    }
+    if (rc == 0 && settings.lru_maintainer_thread) {
+        rc = lru_maintainer_start();
     }
     if (rc == 0 && tiering) {
         migrate_set_engine(&tier_engine);
@@ -1050,6 +1069,7 @@ int storage_start_threads(void)
 static void storage_stop_threads(void)
 {
     tier_thread_stop();
+    lru_maintainer_stop();
     crawler_stop();
     assoc_stop_expand_thread();
     slabs_stop_rebalance_thread();

@@ -183,8 +183,9 @@ enum reassign_result_type slabs_reassign(int src, int dst);
 /* "all" or a comma list of class ids */
 enum crawler_result_type lru_crawler_crawl(const char *classes);
 /* Writes "key=... exp=... la=... cas=... fetch=... cls=... size=...\n"
- * lines for the live items of the chosen classes ("all" or a comma list;
- * D items, then N items), or of the whole index ("hash"), then "END\r\n". */
+ * lines for the live items of the chosen classes ("all", "hash" or a
+ * comma list; D items, then N items), then "END\r\n": the first batch
+ * now, the next ones as the client reads them (c->producer, conn.h). */
 enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes);
 bool lru_crawler_set_enabled(bool on);                /* enable/disable */
 /* stats cachedump: malloc'd "ITEM key [N b; T s]\r\n...END\r\n", the

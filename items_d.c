@@ -6,8 +6,9 @@
  * (items_mq.c), linking and unlinking D items in the index and the
  * queues, finding a D chunk (a free one, else one freed by reclaiming a
  * dead victim, demoting a live one where the policy does, or evicting
- * it), the victims' counters, and the D page evictor that slabs.c's page
- * mover calls, and the crawler's check of D items.
+ * it), the victims' counters, the D page evictor that slabs.c's page
+ * mover calls, the LRU maintainer's reclaim of dead items at the queue
+ * tails (lru_maintainer.h), and the crawler's check of D items.
  *
  * Locks: the do_ functions expect the item's item lock held; victims are
  * pinned and trylocked by items_mq.c (code holding one item lock never
@@ -23,8 +24,10 @@
 #include "hash.h"
 #include "item_lock.h"
 #include "items_mq.h"
+#include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
+#include "slabs_automove.h"
 #include "tier_reassign.h"
 
 #define ALLOC_TRIES 10           /* evictions tried before out of memory */
@@ -51,16 +54,23 @@ static bool accept_dead(item *it, void *arg)
     return item_is_dead(it);
 }
 
+/* A dead item leaves to give its memory back (pinned, item lock held). */
+static void count_reclaim(const item *it)
+{
+    struct class_counters *cc = &ccount[it->slabs_clsid];
+    ctr_add(&cc->reclaimed, 1);
+    if ((it->it_flags & ITEM_FETCHED) == 0 && item_is_expired(it)) {
+        ctr_add(&cc->expired_unfetched, 1);
+    }
+}
+
 /* Record why a victim leaves (it is pinned, its item lock held). */
 void count_victim(const item *it, bool dead)
 {
     struct class_counters *cc = &ccount[it->slabs_clsid];
     ctr_add(&cc->direct_reclaims, 1);
     if (dead) {
-        ctr_add(&cc->reclaimed, 1);
-        if ((it->it_flags & ITEM_FETCHED) == 0 && item_is_expired(it)) {
-            ctr_add(&cc->expired_unfetched, 1);
-        }
+        count_reclaim(it);
         return;
     }
     ctr_add(&cc->evicted, 1);
@@ -76,6 +86,34 @@ void count_victim(const item *it, bool dead)
         ctr_add(&cc->evicted_active, 1);
     }
     ctr_add(&cc->d_evictions, 1);
+    slabs_automove_evicted(it->slabs_clsid);
+}
+
+/* Up to max dead items at the tail of queue q of class id leave. */
+static unsigned int reclaim_queue_tail(unsigned int id, unsigned int q,
+                                       unsigned int max)
+{
+    unsigned int n = 0;
+    uint64_t hv;
+    item *it;
+    while (n < max
+           && (it = mq_claim_tail(id, q, accept_dead, NULL, &hv)) != NULL) {
+        count_reclaim(it);
+        do_item_unlink(it, hv);
+        item_unlock(hv);
+        item_remove(it);
+        n++;
+    }
+    return n;
+}
+
+unsigned int items_reclaim_tails(unsigned int clsid, unsigned int max)
+{
+    unsigned int n = 0;
+    for (unsigned int q = 0; q < mq_queues() && n < max; q++) {
+        n += reclaim_queue_tail(clsid, q, max - n);
+    }
+    return n;
 }
 
 /* Free one D chunk of class id: reclaim a dead item, demote the MQ victim
@@ -112,6 +150,11 @@ static bool make_room(unsigned int id, bool may_evict)
 item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
 {
     item *it = NULL;
+    if (!settings.lru_maintainer_thread) {
+        /* no maintainer reclaims in the background: like memcached's flat
+         * LRU, an allocation first takes a dead item from the tail */
+        reclaim_queue_tail(id, 0, 1);
+    }
     for (int tries = 0; tries < ALLOC_TRIES; tries++) {
         it = slabs_alloc(ntotal, id);
         if (it != NULL || !make_room(id, may_evict)) {

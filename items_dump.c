@@ -129,34 +129,6 @@ size_t items_crawl_dump_n(uint64_t off, char *buf, size_t size)
     return len;
 }
 
-struct dump_index_state {
-    crawl_emit_fn emit;
-    void *arg;
-    bool stopped;
-};
-
-static void dump_index_visit(uint64_t *locp, void *arg)
-{
-    struct dump_index_state *st = arg;
-    char line[METADUMP_LINE_MAX];
-    if (st->stopped) {
-        return;
-    }
-    size_t len = hd_loc_is_n(*locp)
-        ? dump_line_n(*locp, line, sizeof(line))
-        : dump_line_d(hd_loc_to_item(*locp), line, sizeof(line));
-    if (len != 0 && !st->emit(line, len, st->arg)) {
-        st->stopped = true;
-    }
-}
-
-bool items_crawl_dump_index(crawl_emit_fn emit, void *arg)
-{
-    struct dump_index_state st = { emit, arg, false };
-    assoc_walk(dump_index_visit, &st);
-    return !st.stopped;
-}
-
 /* ---- stats cachedump ---- */
 
 struct cachedump_state {

@@ -17,6 +17,7 @@
 #include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
+#include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -96,9 +97,15 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     STAT_U64("slab_reassign_busy_deletes", 0);
     STAT_U64("slab_reassign_running", sl.reassign_running ? 1 : 0);
     STAT_U64("slabs_moved", sl.slabs_moved);
-    STAT_U64("lru_crawler_running", cr.running ? 1 : 0);
-    STAT_U64("lru_crawler_starts", cr.starts);
-    STAT_U64("lru_maintainer_juggles", 0);
+    if (cr.ever_started) {
+        /* as memcached: listed once the crawler has been started */
+        STAT_U64("lru_crawler_running", cr.running ? 1 : 0);
+        STAT_U64("lru_crawler_starts", cr.starts);
+    }
+    /* memcached lists its maintainer's counters only when it runs */
+    if (settings.lru_maintainer_thread) {
+        STAT_U64("lru_maintainer_juggles", lru_maintainer_juggles());
+    }
     STAT_U64("malloc_fails", conn_malloc_fails + sl.malloc_fails);
     STAT_U64("log_worker_dropped", 0);
     STAT_U64("log_worker_written", 0);
@@ -113,17 +120,21 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     STAT_U64("slab_global_page_pool", sl.global_pool_pages);
     STAT_U64("expired_unfetched", tot.expired_unfetched);
     STAT_U64("evicted_unfetched", tot.evicted_unfetched);
-    STAT_U64("evicted_active", tot.evicted_active);
+    if (settings.lru_maintainer_thread) {
+        STAT_U64("evicted_active", tot.evicted_active);
+    }
     STAT_U64("evictions", tot.evicted);
     STAT_U64("reclaimed", tot.reclaimed);
     STAT_U64("crawler_reclaimed", tot.crawler_reclaimed);
     STAT_U64("crawler_items_checked", tot.crawler_items_checked);
     STAT_U64("lrutail_reflocked", tot.lrutail_reflocked);
-    STAT_U64("moves_to_cold", 0);
-    STAT_U64("moves_to_warm", 0);
-    STAT_U64("moves_within_lru", 0);
-    STAT_U64("direct_reclaims", tot.direct_reclaims);
-    STAT_U64("lru_bumps_dropped", 0);
+    if (settings.lru_maintainer_thread) {
+        STAT_U64("moves_to_cold", 0);
+        STAT_U64("moves_to_warm", 0);
+        STAT_U64("moves_within_lru", 0);
+        STAT_U64("direct_reclaims", tot.direct_reclaims);
+        STAT_U64("lru_bumps_dropped", 0);
+    }
 }
 
 /* memcached's hot/warm/cold view of the D queues: below the policy's
@@ -161,6 +172,30 @@ static void item_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
     append_stat(key, add_stats, c, "%llu", (unsigned long long)value);
 }
 
+/* From evicted to evicted_active, in memcached's order. */
+static void item_evicted_stats(ADD_STAT add_stats, void *c, unsigned int id,
+                               bool segmented)
+{
+    struct class_counters *cc = &ccount[id];
+    item_class_stat(add_stats, c, id, "evicted", ctr_get(&cc->evicted));
+    item_class_stat(add_stats, c, id, "evicted_nonzero",
+                    ctr_get(&cc->evicted_nonzero));
+    item_class_stat(add_stats, c, id, "evicted_time",
+                    ctr_get(&cc->evicted_time));
+    item_class_stat(add_stats, c, id, "outofmemory",
+                    ctr_get(&cc->outofmemory));
+    item_class_stat(add_stats, c, id, "tailrepairs", 0);
+    item_class_stat(add_stats, c, id, "reclaimed", ctr_get(&cc->reclaimed));
+    item_class_stat(add_stats, c, id, "expired_unfetched",
+                    ctr_get(&cc->expired_unfetched));
+    item_class_stat(add_stats, c, id, "evicted_unfetched",
+                    ctr_get(&cc->evicted_unfetched));
+    if (segmented) {
+        item_class_stat(add_stats, c, id, "evicted_active",
+                        ctr_get(&cc->evicted_active));
+    }
+}
+
 static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
 {
     struct class_counters *cc = &ccount[id];
@@ -183,45 +218,42 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
      * the cache's cold tier, so its items count as cold and the three add
      * up to number, as in memcached (doc/tiering.md "Stats with two
      * zones").  Ages are the D queues' (N items are kept in no order). */
+    /* memcached's segmented-LRU lines come with its maintainer only */
+    bool segmented = settings.lru_maintainer_thread;
     item_class_stat(add_stats, c, id, "number", all.count + n_items);
-    item_class_stat(add_stats, c, id, "number_hot", hot.count);
-    item_class_stat(add_stats, c, id, "number_warm", warm.count);
-    item_class_stat(add_stats, c, id, "number_cold", cold.count + n_items);
-    item_class_stat(add_stats, c, id, "age_hot", group_age(&hot));
-    item_class_stat(add_stats, c, id, "age_warm", group_age(&warm));
+    if (segmented) {
+        item_class_stat(add_stats, c, id, "number_hot", hot.count);
+        item_class_stat(add_stats, c, id, "number_warm", warm.count);
+        item_class_stat(add_stats, c, id, "number_cold",
+                        cold.count + n_items);
+        if (settings.temp_lru) {
+            /* no temporary LRU here: short-TTL items join the others */
+            item_class_stat(add_stats, c, id, "number_temp", 0);
+        }
+        item_class_stat(add_stats, c, id, "age_hot", group_age(&hot));
+        item_class_stat(add_stats, c, id, "age_warm", group_age(&warm));
+    }
     item_class_stat(add_stats, c, id, "age", group_age(&all));
     item_class_stat(add_stats, c, id, "mem_requested",
                     ctr_get(&cc->curr_bytes));
-    item_class_stat(add_stats, c, id, "evicted", ctr_get(&cc->evicted));
-    item_class_stat(add_stats, c, id, "evicted_nonzero",
-                    ctr_get(&cc->evicted_nonzero));
-    item_class_stat(add_stats, c, id, "evicted_time",
-                    ctr_get(&cc->evicted_time));
-    item_class_stat(add_stats, c, id, "outofmemory",
-                    ctr_get(&cc->outofmemory));
-    item_class_stat(add_stats, c, id, "tailrepairs", 0);
-    item_class_stat(add_stats, c, id, "reclaimed", ctr_get(&cc->reclaimed));
-    item_class_stat(add_stats, c, id, "expired_unfetched",
-                    ctr_get(&cc->expired_unfetched));
-    item_class_stat(add_stats, c, id, "evicted_unfetched",
-                    ctr_get(&cc->evicted_unfetched));
-    item_class_stat(add_stats, c, id, "evicted_active",
-                    ctr_get(&cc->evicted_active));
+    item_evicted_stats(add_stats, c, id, segmented);
     item_class_stat(add_stats, c, id, "crawler_reclaimed",
                     ctr_get(&cc->crawler_reclaimed));
     item_class_stat(add_stats, c, id, "crawler_items_checked",
                     ctr_get(&cc->crawler_items_checked));
     item_class_stat(add_stats, c, id, "lrutail_reflocked",
                     ms.lrutail_reflocked);
-    item_class_stat(add_stats, c, id, "moves_to_cold", 0);
-    item_class_stat(add_stats, c, id, "moves_to_warm", 0);
-    item_class_stat(add_stats, c, id, "moves_within_lru", 0);
-    item_class_stat(add_stats, c, id, "direct_reclaims",
-                    ctr_get(&cc->direct_reclaims));
-    item_class_stat(add_stats, c, id, "hits_to_hot", 0);
-    item_class_stat(add_stats, c, id, "hits_to_warm", 0);
-    item_class_stat(add_stats, c, id, "hits_to_cold", 0);
-    item_class_stat(add_stats, c, id, "hits_to_temp", 0);
+    if (segmented) {
+        item_class_stat(add_stats, c, id, "moves_to_cold", 0);
+        item_class_stat(add_stats, c, id, "moves_to_warm", 0);
+        item_class_stat(add_stats, c, id, "moves_within_lru", 0);
+        item_class_stat(add_stats, c, id, "direct_reclaims",
+                        ctr_get(&cc->direct_reclaims));
+        item_class_stat(add_stats, c, id, "hits_to_hot", 0);
+        item_class_stat(add_stats, c, id, "hits_to_warm", 0);
+        item_class_stat(add_stats, c, id, "hits_to_cold", 0);
+        item_class_stat(add_stats, c, id, "hits_to_temp", 0);
+    }
 }
 
 void item_stats(ADD_STAT add_stats, void *c)

@@ -280,7 +280,8 @@ int main(int argc, char **argv)
     clock_init();
     stats.started = current_time;
     stats.accepting_conns = true;
-    stats.reserved_fds = 5 * (uint64_t)settings.num_threads;
+    stats.reserved_fds = RESERVED_FDS_PER_THREAD
+                         * (uint64_t)settings.num_threads;
 
     storage_init();
     memcached_thread_init(settings.num_threads, NULL);

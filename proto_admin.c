@@ -7,9 +7,9 @@
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
- * need themselves (items.h, slabs.h, crawler.h); settings are written
- * plainly, as memcached does.  Statistics go to the calling worker's own
- * counters (STAT_INCR).
+ * need themselves (items.h, slabs.h, crawler.h); the settings changed here
+ * are atomics that workers read while we write them (settings.h).
+ * Statistics go to the calling worker's own counters (STAT_INCR).
  */
 #include "config.h"
 #include "proto_internal.h"
@@ -46,10 +46,10 @@ static void stats_end(conn *c)
 static void process_stats_detail(conn *c, const char *what)
 {
     if (strcmp(what, "on") == 0) {
-        settings.detail_enabled = 1;
+        SETTING_STORE(detail_enabled, 1);
         out_string(c, "OK");
     } else if (strcmp(what, "off") == 0) {
-        settings.detail_enabled = 0;
+        SETTING_STORE(detail_enabled, 0);
         out_string(c, "OK");
     } else if (strcmp(what, "dump") == 0) {
         int len = 0;
@@ -169,8 +169,8 @@ void process_verbosity_command(conn *c, token_t *tokens,
         out_string(c, "CLIENT_ERROR bad command line format");
         return;
     }
-    settings.verbose = level > MAX_VERBOSITY_LEVEL ? MAX_VERBOSITY_LEVEL
-                                                   : (int)level;
+    SETTING_STORE(verbose, level > MAX_VERBOSITY_LEVEL ? MAX_VERBOSITY_LEVEL
+                                                       : (int)level);
     out_string(c, "OK");
 }
 
@@ -245,7 +245,7 @@ static void process_slabs_automove_command(conn *c, token_t *tokens,
             out_string(c, "ERROR");
             return;
         }
-        settings.slab_automove_ratio = ratio;
+        SETTING_STORE(slab_automove_ratio, ratio);
     } else {
         if (!safe_strtoul(tokens[2].value, &level)) {
             out_string(c, "CLIENT_ERROR bad command line format");
@@ -255,7 +255,7 @@ static void process_slabs_automove_command(conn *c, token_t *tokens,
             out_string(c, "ERROR");
             return;
         }
-        settings.slab_automove = (int)level;
+        SETTING_STORE(slab_automove, (int)level);
     }
     out_string(c, "OK");
 }
@@ -334,11 +334,117 @@ static void process_crawler_setting(conn *c, token_t *tokens, bool sleep)
             out_string(c, "CLIENT_ERROR sleep must be one second or less");
             return;
         }
-        settings.lru_crawler_sleep = v;
+        SETTING_STORE(lru_crawler_sleep, v);
     } else {
-        settings.lru_crawler_tocrawl = v;
+        SETTING_STORE(lru_crawler_tocrawl, v);
     }
     out_string(c, "OK");
+}
+
+/* ---- metadump behind other commands ----
+ * memcached writes out what get, gets, gat, gats and mn answered before it
+ * reads on; after any other command its replies are still queued when the
+ * next one is read, and it refuses a metadump then.  The commands read
+ * with this one since the last read are still in the read buffer, before
+ * this line, as the parser left them: words ended by NULs, a \r\n by a
+ * NUL and its \n (a lone \n by a NUL: such a line runs into the next), a
+ * value after its command line. */
+
+static bool is_word_end(char ch)
+{
+    return ch == ' ' || ch == '\0';
+}
+
+/* The n-th word of [p, end), or NULL; *len its length. */
+static const char *line_word(const char *p, const char *end, int n,
+                             size_t *len)
+{
+    for (int i = 0;; i++) {
+        while (p < end && is_word_end(*p)) {
+            p++;
+        }
+        if (p == end) {
+            return NULL;
+        }
+        const char *w = p;
+        while (p < end && !is_word_end(*p)) {
+            p++;
+        }
+        if (i == n) {
+            *len = (size_t)(p - w);
+            return w;
+        }
+    }
+}
+
+static bool word_is(const char *w, size_t len, const char *word)
+{
+    return w != NULL && len == strlen(word) && memcmp(w, word, len) == 0;
+}
+
+static bool line_flushes(const char *p, const char *end)
+{
+    size_t len;
+    const char *cmd = line_word(p, end, 0, &len);
+    return word_is(cmd, len, "get") || word_is(cmd, len, "gets")
+        || word_is(cmd, len, "gat") || word_is(cmd, len, "gats")
+        || word_is(cmd, len, "mn");
+}
+
+/* Bytes of value (with its \r\n) that follow a storage command's line. */
+static size_t line_value_bytes(const char *p, const char *end)
+{
+    static const char *const storage[] = {
+        "set", "add", "replace", "append", "prepend", "cas", NULL
+    };
+    size_t len;
+    const char *cmd = line_word(p, end, 0, &len);
+    int at = word_is(cmd, len, "ms") ? 2 : -1;
+    for (int i = 0; at < 0 && storage[i] != NULL; i++) {
+        if (word_is(cmd, len, storage[i])) {
+            at = 4;
+        }
+    }
+    char num[16];
+    const char *w = at < 0 ? NULL : line_word(p, end, at, &len);
+    int32_t bytes;
+    if (w == NULL || len >= sizeof(num)) {
+        return 0;
+    }
+    memcpy(num, w, len);
+    num[len] = '\0';
+    return safe_strtol(num, &bytes) && bytes >= 0 ? (size_t)bytes + 2 : 0;
+}
+
+/* Where the line starting at p ends ("\0\n"), else limit. */
+static const char *line_end(const char *p, const char *limit)
+{
+    const char *nul;
+    while ((nul = memchr(p, '\0', (size_t)(limit - p))) != NULL) {
+        if (nul + 1 < limit && nul[1] == '\n') {
+            return nul;
+        }
+        p = nul + 1;
+    }
+    return limit;
+}
+
+static bool metadump_pipelined(const conn *c, const char *line)
+{
+    const char *p = c->rbuf;
+    bool queued = false;
+    while (p < line) {
+        const char *end = line_end(p, line);
+        size_t len;
+        if (end == line && line_word(p, end, 0, &len) == NULL) {
+            break;              /* blanks before this line's command */
+        }
+        queued = !line_flushes(p, end);
+        size_t value = line_value_bytes(p, end);
+        p = end == line ? line : end + 2;
+        p += value < (size_t)(line - p) ? value : (size_t)(line - p);
+    }
+    return queued;
 }
 
 void process_lru_crawler_command(conn *c, token_t *tokens,
@@ -358,6 +464,11 @@ void process_lru_crawler_command(conn *c, token_t *tokens,
         }
         if (!settings.dump_enabled) {
             out_string(c, "ERROR metadump not allowed");
+            return;
+        }
+        if (metadump_pipelined(c, tokens[0].value)) {
+            out_string(c,
+                "ERROR cannot pipeline other commands before metadump");
             return;
         }
         rv = lru_crawler_metadump(c, tokens[2].value);
@@ -397,10 +508,10 @@ static void process_lru_tune(conn *c, token_t *tokens)
     } else if (hot_factor <= 0 || warm_factor <= 0) {
         out_string(c, "ERROR hot/warm age factors must be greater than 0");
     } else {
-        settings.hot_lru_pct = (int)pct_hot;
-        settings.warm_lru_pct = (int)pct_warm;
-        settings.hot_max_factor = hot_factor;
-        settings.warm_max_factor = warm_factor;
+        SETTING_STORE(hot_lru_pct, (int)pct_hot);
+        SETTING_STORE(warm_lru_pct, (int)pct_warm);
+        SETTING_STORE(hot_max_factor, hot_factor);
+        SETTING_STORE(warm_max_factor, warm_factor);
         out_string(c, "OK");
     }
 }
@@ -413,10 +524,10 @@ void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
     } else if (token_is(&tokens[1], "mode") && ntokens >= 4
                && settings.lru_maintainer_thread) {
         if (token_is(&tokens[2], "flat")) {
-            settings.lru_segmented = false;
+            SETTING_STORE(lru_segmented, false);
             out_string(c, "OK");
         } else if (token_is(&tokens[2], "segmented")) {
-            settings.lru_segmented = true;
+            SETTING_STORE(lru_segmented, true);
             out_string(c, "OK");
         } else {
             out_string(c, "ERROR");
@@ -428,9 +539,9 @@ void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
             out_string(c, "ERROR");
             return;
         }
-        settings.temp_lru = ttl >= 0;
+        SETTING_STORE(temp_lru, ttl >= 0);
         if (ttl >= 0) {
-            settings.temporary_ttl = ttl;
+            SETTING_STORE(temporary_ttl, ttl);
         }
         out_string(c, "OK");
     } else {

@@ -6,10 +6,11 @@
  * through complete_mset() (the ms state waits in conn.meta_pending*).
  * Replies are byte-for-byte those of stock memcached 1.6.18.
  *
- * Locks: none of our own.  We take item_lock(hv) only around the few
- * metadata updates that memcached does under the item lock (meta get with
- * N/R/T/h/l, meta delete, meta arithmetic TTL updates); item_get_locked()
- * hands the lock to us and we release it before queueing any I/O.
+ * Locks: none of our own.  mg, md and ma look the key up with
+ * item_get_locked(), which hands the item lock to us: mg builds its reply
+ * line under it (the item's flags, times and cas are changed by other
+ * workers under that lock), md and ma make their updates under it; we
+ * release it before queueing any I/O.
  * Statistics go to the calling worker's own counters (STAT_INCR).
  */
 #include "config.h"
@@ -69,7 +70,6 @@ static void line_ttl(line_t *l, const item *it)
 
 struct meta_flags {
     bool key_binary;     /* b */
-    bool locked;         /* needs the item lock: N R T h l */
     bool vivify;         /* N */
     bool new_ttl;        /* T */
     bool has_recache;    /* R */
@@ -145,7 +145,6 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             break;
         }
         case 'N':
-            of->locked = true;
             of->vivify = true;
             if (!meta_time_token(tok, &of->autoviv_exptime)) {
                 *errstr = bad_token;
@@ -153,7 +152,6 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             }
             break;
         case 'T':
-            of->locked = true;
             if (!meta_time_token(tok, &of->exptime)) {
                 *errstr = bad_token;
                 failed = true;
@@ -162,7 +160,6 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             }
             break;
         case 'R':
-            of->locked = true;
             if (!meta_time_token(tok, &of->recache_time)) {
                 *errstr = bad_token;
                 failed = true;
@@ -172,9 +169,6 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             break;
         case 'l':
         case 'h':
-            /* reported as they were before this access: bump later */
-            of->locked = true;
-            break;
         case 'O':
         case 'P':
         case 'L':
@@ -323,9 +317,9 @@ static item *meta_vivify(conn *c, const char *key, size_t nkey,
     return it;
 }
 
-/* Build the hit reply of mg; returns whether the client won the recache
- * token (W).  Changes item metadata: call with the item lock of hv held
- * when the request has N, R or T (of->locked). */
+/* Build the hit reply of mg, handing out the recache token (W) when the
+ * client wins it.  Reads and changes the item's metadata: call with the
+ * item lock of hv held. */
 static void mget_hit_line(line_t *l, const token_t *tokens,
                           const struct meta_flags *of, item *it,
                           uint64_t hv, bool created, bool *ttl_set)
@@ -408,11 +402,7 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
     }
     if (won) {
         line_flag(l, 'W');
-        if (of->locked) {
-            do_item_set_flags(it, hv, ITEM_TOKEN_SENT, 0);
-        } else {
-            item_set_flags(it, ITEM_TOKEN_SENT, 0);
-        }
+        do_item_set_flags(it, hv, ITEM_TOKEN_SENT, 0);
     }
 }
 
@@ -435,36 +425,31 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     nkey = tokens[KEY_TOKEN].length;
     l.len = 0;
 
-    if (of.locked) {
-        it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
-        if (it == NULL && found == LOOKUP_MISS && of.vivify) {
-            /* store_item takes the item lock itself */
-            item_unlock(hv);
-            it = meta_vivify(c, key, nkey, of.autoviv_exptime);
-            created = it != NULL;
-            if (it == NULL) {
-                /* lost a race with another creator: use theirs */
-                it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv,
-                                     &found);
-            } else {
-                item_lock(hv);
-            }
+    /* The reply line is built under the item lock the lookup takes: it
+     * reads it_flags, exptime and the access time, which other workers'
+     * hits and touches change under that lock. */
+    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
+    if (it == NULL && found == LOOKUP_MISS && of.vivify) {
+        /* store_item takes the item lock itself */
+        item_unlock(hv);
+        it = meta_vivify(c, key, nkey, of.autoviv_exptime);
+        created = it != NULL;
+        if (it == NULL) {
+            /* lost a race with another creator: use theirs */
+            it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv,
+                                 &found);
+        } else {
+            item_lock(hv);
         }
-    } else {
-        it = item_get(key, nkey, c->thread, !of.no_update, &found);
     }
 
     if (found == LOOKUP_NO_MEMORY) {
-        if (of.locked) {
-            item_unlock(hv);
-        }
+        item_unlock(hv);
         out_errstring(c, "SERVER_ERROR out of memory writing get response");
         return;
     }
     if (it == NULL) {
-        if (of.locked) {
-            item_unlock(hv);
-        }
+        item_unlock(hv);
         count_get_miss(c, false);
         if (of.no_reply) {
             return;
@@ -476,13 +461,11 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     }
 
     mget_hit_line(&l, tokens, &of, it, hv, created, &ttl_set);
-    if (of.locked) {
-        /* bump only now, so h and l reported the state before this hit */
-        if (!of.no_update) {
-            item_bump(c->thread, it, hv);
-        }
-        item_unlock(hv);
+    /* bump only now, so h and l reported the state before this hit */
+    if (!of.no_update) {
+        item_bump(c->thread, it, hv);
     }
+    item_unlock(hv);
     count_get_hit(c, it, ttl_set);
 
     if (!line_send(c, &l)) {

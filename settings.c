@@ -157,6 +157,9 @@ static void usage(void)
 "                          expired items\n"
 "   - lru_crawler_sleep=<us> microseconds to sleep between items (default: 100)\n"
 "   - lru_crawler_tocrawl=<n> max items to crawl per class per run (0: all)\n"
+"   - lru_maintainer / no_lru_maintainer: reclaim expired items at the LRU\n"
+"                          tails in the background (default), or when\n"
+"                          memory is allocated\n"
 "   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
@@ -207,9 +210,9 @@ static void usage(void)
 "   - ssl_kernel_tls       let the kernel encrypt and decrypt (kTLS)\n"
 "   - ssl_min_version=<n>  oldest protocol accepted: 0 tlsv1.0, 1 tlsv1.1,\n"
 "                          2 tlsv1.2 (default), 3 tlsv1.3\n"
-"   - the rest of memcached 1.6.18's sub-options (lru_maintainer,\n"
-"     hot_lru_pct, warm_lru_pct, hot_max_factor, warm_max_factor,\n"
-"     temporary_ttl, tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
+"   - the rest of memcached 1.6.18's sub-options (hot_lru_pct,\n"
+"     warm_lru_pct, hot_max_factor, warm_max_factor,\n"
+"     tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
 "     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
 "     drop_privileges, ext_*) are accepted with a warning that\n"
@@ -279,6 +282,31 @@ static double subopt_double(const char *name, const char *val)
     return v;
 }
 
+/* memcached's LRU maintainer switch, and the temporary LRU's TTL (which
+ * turns that LRU on in memcached's stats; tiercached has no temporary
+ * LRU).  Without the maintainer memcached's LRU is flat, and its expired
+ * items are reclaimed when memory is allocated (doc/protocol.md
+ * "Storage"). */
+static bool parse_lru_subopt(const char *name, const char *val)
+{
+    if (strcmp(name, "lru_maintainer") == 0) {
+        settings.lru_maintainer_thread = true;
+        settings.lru_segmented = true;
+    } else if (strcmp(name, "no_lru_maintainer") == 0) {
+        settings.lru_maintainer_thread = false;
+        settings.lru_segmented = false;
+    } else if (strcmp(name, "temporary_ttl") == 0) {
+        int32_t ttl;
+        /* memcached reads it with atoi: anything that is not a number is 0 */
+        settings.temporary_ttl = val != NULL && safe_strtol(val, &ttl) ? ttl
+                                                                       : 0;
+        settings.temp_lru = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* memcached 1.6.18 sub-options that only tune mechanisms tiercached does
  * not have: accepted so that existing command lines keep working, each
  * with a warning that says why it changes nothing (doc/protocol.md
@@ -289,15 +317,12 @@ struct ignored_subopt {
 };
 
 static const struct ignored_subopt ignored_subopts[] = {
-    { "lru_maintainer", "DRAM replacement is MQ, not a segmented LRU" },
-    { "no_lru_maintainer", "DRAM replacement is MQ, not a segmented LRU" },
     { "lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
     { "no_lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
     { "hot_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
     { "warm_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
     { "hot_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
     { "warm_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
-    { "temporary_ttl", "there is no temporary LRU" },
     { "tail_repair_time", "there is no LRU tail repair" },
     { "modern", "it selects memcached's own defaults" },
     { "no_modern", "it selects memcached's own defaults" },
@@ -649,6 +674,8 @@ static void parse_subopt(char *name, char *val)
         settings.slab_automove_window = subopt_u32(name, val);
     } else if (parse_tier_subopt(name, val)) {
         note_tier_only(name);
+    } else if (parse_lru_subopt(name, val)) {
+        return;
     } else if (parse_ssl_subopt(name, val)) {
         return;
     } else if (ignored_subopt_reason(name) != NULL) {
@@ -1064,6 +1091,25 @@ static void check_auth_settings(void)
     }
 }
 
+/* A -c that leaves no room for one client next to the descriptors the
+ * workers reserve and the listener (curr_connections counts listeners, as
+ * memcached's does) would start a server that refuses every connection.
+ * memcached, whose descriptor limit is -c, fails to start then ("Too many
+ * open files") with status 1; so do we, saying why.  Servers with more
+ * listeners (several addresses, UDP) need more than this minimum. */
+static void check_maxconns(void)
+{
+    long taken = (long)RESERVED_FDS_PER_THREAD * settings.num_threads + 1;
+    if ((long)settings.listen.maxconns - 1 <= taken) {
+        fprintf(stderr, "Maximum connections (-c %d) leave no room for "
+                "clients: the listener and -t %d worker threads take %ld; "
+                "give -c %ld or more, or fewer threads\n",
+                settings.listen.maxconns, settings.num_threads, taken,
+                taken + 2);
+        exit(EXIT_FAILURE);
+    }
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -1083,6 +1129,10 @@ void settings_check(void)
         settings.listen.inter != NULL && strchr(settings.listen.inter, ',')
             ? 1 : settings.num_threads;
     check_tls_settings();
+    if (settings.temp_lru && !settings.lru_maintainer_thread) {
+        die("temporary_ttl requires lru_maintainer to be enabled");
+    }
+    check_maxconns();
     absolute_memory_file();
     check_tier_settings();
     check_auth_settings();

@@ -4,12 +4,14 @@
  * Owns:
  *   - the class table (chunk size and chunks per page of each class),
  *   - per class and zone: the pages and the free list (struct slab_pool),
- *   - the memory budget (-m, -L preallocation, cache_memlimit),
+ *   - the memory budget (-m, -L preallocation: a region, and a first page
+ *     per class from it, cache_memlimit),
  *   - with -e, the memory file's mapping as the page region, and its page
  *     table: saved at a graceful stop and adopted at start-up so that the
  *     pages come back to their classes (memfile.c keeps the file,
  *     items_restore_d.c the items in it; doc/restart.md),
- *   - the global page pool (pages reassigned to class 0),
+ *   - the global page pool (pages reassigned to class 0; slabs_automove.c
+ *     returns free pages to it),
  *   - the rebalance thread (the page mover) that moves one page between
  *     classes, for `slabs reassign` and tier_reassign.c; items.c's evictor
  *     demotes or evicts the page's items.  A page whose chunks do not all
@@ -131,6 +133,7 @@ static struct {
     struct slab_pool back;        /* its chunks no longer in use (free
                                      list only, no pages) */
     unsigned int next_src;        /* round robin for src == -1 */
+    bool free_page_only;          /* move only a page with no item in it */
 } rebal;
 
 static struct bg_thread rebal_thr = BG_THREAD_INIT(&slabs_lock);
@@ -529,6 +532,32 @@ bool slabs_adjust_mem_limit(size_t new_mem_limit)
     return ok;
 }
 
+/* ---- preallocation (-L, -e) ---- */
+
+bool slabs_preallocate(size_t *needed)
+{
+    struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    bool ok = true;
+
+    pthread_mutex_lock(&slabs_lock);
+    *needed = (size_t)(power_largest - POWER_SMALLEST + 1) * page_size;
+    if (zm->prealloc_base != NULL && zm->prealloc_used == 0) {
+        ok = zm->prealloc_size >= *needed;
+        for (unsigned int id = POWER_SMALLEST; ok && id <= power_largest;
+                id++) {
+            ok = do_slabs_newslab(id, SLAB_ZONE_DRAM);
+        }
+        if (!ok && zm->prealloc_used == 0 && !zm->region_is_file) {
+            /* -L too small: pages come from malloc, as without -L */
+            munmap(zm->prealloc_base, zm->prealloc_size);
+            zm->prealloc_base = NULL;
+            zm->prealloc_size = 0;
+        }
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return ok;
+}
+
 /* ---- the region's page table (-e, doc/restart.md) ---- */
 
 /* Region pages are numbered from its start. */
@@ -715,7 +744,8 @@ static int pick_any_source(int dst)
     return -1;
 }
 
-enum reassign_result_type slabs_reassign(int src, int dst)
+static enum reassign_result_type request_move(int src, int dst,
+                                              bool free_page_only)
 {
     enum reassign_result_type ret = REASSIGN_OK;
 
@@ -737,6 +767,7 @@ enum reassign_result_type slabs_reassign(int src, int dst)
             rebal.requested = true;
             rebal.src = src;
             rebal.dst = dst;
+            rebal.free_page_only = free_page_only;
             do_bg_thread_wake(&rebal_thr);
         }
     }
@@ -744,14 +775,72 @@ enum reassign_result_type slabs_reassign(int src, int dst)
     return ret;
 }
 
+enum reassign_result_type slabs_reassign(int src, int dst)
+{
+    return request_move(src, dst, false);
+}
+
+enum reassign_result_type slabs_reassign_free_page(int src, int dst)
+{
+    return request_move(src, dst, true);
+}
+
+static int compare_pages(const void *a, const void *b)
+{
+    const char *pa = *(char *const *)a, *pb = *(char *const *)b;
+    return pa < pb ? -1 : pa > pb;
+}
+
+/* A page of p none of whose chunks holds an item (every one is on the
+ * free list), or NULL.  The pages are sorted by address in a copy so that
+ * each free chunk finds its page by bisection. */
+static char *do_find_free_page(const slabclass_t *cls,
+                               const struct slab_pool *p)
+{
+    if (p->free_count < cls->perslab || p->npages == 0) {
+        return NULL;
+    }
+    char **sorted = malloc(p->npages * sizeof(*sorted));
+    unsigned int *free_in = calloc(p->npages, sizeof(*free_in));
+    char *found = NULL;
+    if (sorted != NULL && free_in != NULL) {
+        memcpy(sorted, p->pages, p->npages * sizeof(*sorted));
+        qsort(sorted, p->npages, sizeof(*sorted), compare_pages);
+        for (item *it = p->free_list; it != NULL && found == NULL;
+                it = it->next) {
+            unsigned int lo = 0, hi = p->npages;
+            while (hi - lo > 1) {
+                unsigned int mid = lo + (hi - lo) / 2;
+                if (sorted[mid] <= (char *)it) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            if (++free_in[lo] == cls->perslab) {
+                found = sorted[lo];
+            }
+        }
+    }
+    free(sorted);
+    free(free_in);
+    return found;
+}
+
 /* Choose the source page and take its free chunks off the free list;
- * from now on do_slabs_free diverts the page's chunks. */
-static void do_rebalance_begin(void)
+ * from now on do_slabs_free diverts the page's chunks.  A page without
+ * items goes first (nothing is evicted for it); else the first page, or,
+ * for a free-page-only move, none: false. */
+static bool do_rebalance_begin(void)
 {
     slabclass_t *cls = &slabclass[rebal.src];
     struct slab_pool *p = &cls->pool[SLAB_ZONE_DRAM];
 
-    rebal.start = p->pages[0];
+    char *page = do_find_free_page(cls, p);
+    if (page == NULL && (rebal.free_page_only || p->npages < 2)) {
+        return false;
+    }
+    rebal.start = page != NULL ? page : p->pages[0];
     rebal.end = rebal.start + (size_t)cls->perslab * cls->size;
     memset(&rebal.back, 0, sizeof(rebal.back));
     rebal.moving = true;
@@ -765,6 +854,7 @@ static void do_rebalance_begin(void)
         }
         it = next;
     }
+    return true;
 }
 
 static unsigned int pool_page_index(const struct slab_pool *p,
@@ -870,7 +960,10 @@ static void do_rebalance_move(void)
     struct timespec wait_began;
     bool waiting = false;
 
-    do_rebalance_begin();
+    if (!do_rebalance_begin()) {
+        do_rebalance_end();
+        return;
+    }
     while (rebal.back.free_count < perslab
             && !do_bg_thread_stopping(&rebal_thr)) {
         int src = rebal.src;
@@ -1018,6 +1111,19 @@ static void class_hit_stats(ADD_STAT add_stats, void *c, unsigned int id,
     class_stat(add_stats, c, id, "touch_hits", STAT_GET(s->touch_hits));
 }
 
+/* total_malloced as memcached counts it: every page it took, those in the
+ * global pool included, and with -e the whole memory file.  With an
+ * N-zone, the D pages classes own (doc/tiering.md "Stats with two
+ * zones"); slabs_stats adds the N pages. */
+static uint64_t do_reported_malloced(void)
+{
+    const struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    if (slabs_tier_active()) {
+        return zm->malloced - (uint64_t)global_pool.npages * page_size;
+    }
+    return zm->region_is_file ? zm->prealloc_size : zm->malloced;
+}
+
 struct class_snapshot {
     unsigned int pages;          /* both zones */
     uint64_t free_chunks;
@@ -1042,8 +1148,7 @@ void slabs_stats(ADD_STAT add_stats, void *c)
         snap[id].pages = slabclass[id].pool[SLAB_ZONE_DRAM].npages;
         snap[id].free_chunks = slabclass[id].pool[SLAB_ZONE_DRAM].free_count;
     }
-    malloced = zone_mem[SLAB_ZONE_DRAM].malloced
-        - (uint64_t)global_pool.npages * page_size;
+    malloced = do_reported_malloced();
     pthread_mutex_unlock(&slabs_lock);
     /* the N-zone's pages of each class count too (slabs_tier.c), so that
      * used_chunks, total_chunks and total_malloced describe one cache */

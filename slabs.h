@@ -63,6 +63,13 @@ bool slabs_region_adopt(const struct slabs_region_page *pages,
 typedef bool (*slabs_chunk_keep)(item *chunk, unsigned int clsid, void *arg);
 void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg);
 
+/* -L and -e, at start-up once a warm restart had its chance to adopt
+ * the region's pages: when nothing was adopted, every class gets its
+ * first page from the region, as memcached preallocates.  False when the
+ * region cannot hold one page per class (*needed bytes): nothing is
+ * carved then, and a -L region is dropped (pages are malloc'd). */
+bool slabs_preallocate(size_t *needed);
+
 /* Classes are 1..slabs_largest_clsid(); unsigned int slabs_clsid(size) in
  * items.h maps a size to its class (0 = too large). */
 unsigned int slabs_largest_clsid(void);
@@ -93,6 +100,10 @@ typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
                                            const void *start,
                                            const void *end);
 void slabs_set_page_evictor(slabs_page_evictor evictor);
+/* slabs_reassign, moving only a page none of whose chunks holds an item;
+ * when the source has none when the move starts, nothing moves (the
+ * automover's return of free pages to the global pool). */
+enum reassign_result_type slabs_reassign_free_page(int src, int dst);
 int slabs_start_rebalance_thread(void);   /* 0 = ok */
 void slabs_stop_rebalance_thread(void);
 /* Wait until no page move is pending (tests, shutdown). */

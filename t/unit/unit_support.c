@@ -134,6 +134,11 @@ const char *captured_value(const struct stat_capture *cap, const char *key,
     return NULL;
 }
 
+void conn_set_state(conn *c, enum conn_states state)
+{
+    c->state = state;
+}
+
 /* Connection output stand-ins: metadump in tests writes to a buffer
  * through the conn's wbuf. */
 bool resp_add(conn *c, const void *buf, size_t len)

@@ -1,0 +1,82 @@
+/*
+ * lru_maintainer.c: the LRU maintainer thread (lru_maintainer.h).
+ *
+ * Owns the thread, its sleep between rounds and its round counter.  A
+ * round visits every slab class once and asks items_d.c to reclaim the
+ * dead items at the tails of its queues, at most ROUND_CLASS_MAX per
+ * class so that one class full of expired items does not hold up the
+ * others; then the page automover (slabs_automove.c) has its turn, as
+ * memcached's maintainer runs its automover.  A round that did some work
+ * is followed by another after MIN_SLEEP_NS; idle rounds double the sleep
+ * up to MAX_SLEEP_NS, so an item that expired at a tail goes within about
+ * a second, and an idle server wakes once a second.
+ *
+ * Locks: maint_lock guards the thread state (bg_thread.h) and is never
+ * held during a round; the round takes the MQ class locks and trylocks
+ * item locks through items_d.c.  The counter is a relaxed atomic.
+ */
+#include "config.h"
+#include "lru_maintainer.h"
+
+#include "bg_thread.h"
+#include "slab_class.h"
+#include "slabs.h"
+#include "slabs_automove.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+#define ROUND_CLASS_MAX 500
+#define MIN_SLEEP_NS 1000000L            /* 1 ms */
+#define MAX_SLEEP_NS 1000000000L         /* 1 s */
+
+static pthread_mutex_t maint_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bg_thread maint_thr = BG_THREAD_INIT(&maint_lock);
+static _Atomic uint64_t juggles;
+
+/* One round over every class, then the page automover's turn; nonzero
+ * when the round did some work. */
+static unsigned int maintain_round(void)
+{
+    unsigned int reclaimed = 0;
+    unsigned int largest = slabs_largest_clsid();
+    for (unsigned int id = POWER_SMALLEST; id <= largest; id++) {
+        reclaimed += items_reclaim_tails(id, ROUND_CLASS_MAX);
+    }
+    if (slabs_automove_tick()) {
+        reclaimed++;            /* a page is on its way: come back soon */
+    }
+    atomic_fetch_add_explicit(&juggles, 1, memory_order_relaxed);
+    return reclaimed;
+}
+
+static void *maintainer_thread(void *arg)
+{
+    long sleep_ns = MIN_SLEEP_NS;
+    while (!bg_thread_stopping(&maint_thr)) {
+        if (maintain_round() > 0) {
+            sleep_ns = MIN_SLEEP_NS;
+        } else if (sleep_ns < MAX_SLEEP_NS) {
+            sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS
+                                                   : sleep_ns * 2;
+        }
+        bg_thread_sleep(&maint_thr, sleep_ns);
+    }
+    return NULL;
+}
+
+int lru_maintainer_start(void)
+{
+    int rc = bg_thread_start(&maint_thr, maintainer_thread, NULL);
+    return rc == EALREADY ? 0 : rc;
+}
+
+void lru_maintainer_stop(void)
+{
+    bg_thread_stop(&maint_thr);
+}
+
+uint64_t lru_maintainer_juggles(void)
+{
+    return atomic_load_explicit(&juggles, memory_order_relaxed);
+}

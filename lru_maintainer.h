@@ -1,0 +1,32 @@
+/*
+ * lru_maintainer.h: the LRU maintainer thread (lru_maintainer.c) and the
+ * D-zone service it uses from items_d.c.
+ *
+ * With `lru_maintainer` on (memcached's default; `-o no_lru_maintainer`
+ * turns it off) a thread looks at the tails of every class's MQ queues
+ * and reclaims the expired and flushed items it finds there, counted in
+ * `reclaimed` as memcached's maintainer counts them, so their memory goes
+ * back to the free chunks without waiting for a client, an eviction or
+ * the crawler.  It does not move live items: the MQ keeps its own order
+ * (doc/protocol.md "Storage").  Each round also runs the page automover
+ * (slabs_automove.h).
+ */
+#ifndef LRU_MAINTAINER_H
+#define LRU_MAINTAINER_H
+
+#include <stdint.h>
+
+/* Start/stop the thread (storage_start_threads / storage_stop_threads);
+ * start returns 0 when running. */
+int lru_maintainer_start(void);
+void lru_maintainer_stop(void);
+
+/* The thread's rounds over all classes (`stats` lru_maintainer_juggles). */
+uint64_t lru_maintainer_juggles(void);
+
+/* items_d.c: reclaim up to max dead items found at the tails of class
+ * clsid's queues (MQ_TAIL_SEARCH items looked at per queue and try);
+ * returns how many.  Call without item locks. */
+unsigned int items_reclaim_tails(unsigned int clsid, unsigned int max);
+
+#endif
