@@ -675,8 +675,14 @@ static void *expand_thread(void *arg)
             }
         }
         pthread_mutex_lock(&expand_lock);
-        /* A failed growth (no memory) is retried on a later insert. */
+        /* A failed growth (no memory) is retried on a later insert.  A
+         * done one goes on while the table is still over its load: the
+         * inserts made while it ran could not ask (a table that is
+         * expanding needs no growth), and none may follow them. */
         atomic_store(&expand_wanted, false);
+        if (grown && needs_growth()) {
+            atomic_store(&expand_wanted, true);
+        }
     }
     pthread_mutex_unlock(&expand_lock);
     return NULL;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static item *make_item(const char *key)
 {
@@ -284,8 +285,12 @@ static void test_concurrent_growth(void)
         pthread_join(tids[w], NULL);
         errors += worker_errors[w];
     }
-    /* Let a last expansion finish. */
-    for (int i = 0; i < 2000; i++) {
+    /* Let the growth catch up with the items: polled every millisecond,
+     * with a deadline that a sanitizer build on a loaded machine meets
+     * (2000 polls, 2 s or so, did not). */
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
         assoc_get_stats(&st);
         if (!st.expanding && st.items <= ((uint64_t)1 << st.hash_power_level)
                 * HD_GROW_LOAD) {
@@ -293,7 +298,8 @@ static void test_concurrent_growth(void)
         }
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
-    }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 60);
     assoc_stop_expand_thread();
     assoc_get_stats(&st);
     ok(errors == 0, "no lookups failed while the table grew (%d)", errors);
