@@ -61,8 +61,9 @@ static void reject_conn(int sfd)
 
 bool conn_limit_reached(void)
 {
+    uint64_t queued = threads_queued_conns();
     pthread_mutex_lock(&stats_lock);
-    bool over = stats.curr_conns + stats.reserved_fds >=
+    bool over = stats.curr_conns + queued + stats.reserved_fds >=
                 (uint64_t)settings.listen.maxconns - 1;
     pthread_mutex_unlock(&stats_lock);
     return over;

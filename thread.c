@@ -92,6 +92,16 @@ static conn_queue_item *cq_pop(struct conn_queue *cq)
     return qi;
 }
 
+/* Client connections handed to a worker that has not counted them in
+ * curr_conns yet: -c must see them, or a burst of connects accepted
+ * before the workers catch up goes past it. */
+static _Atomic uint64_t queued_conns;
+
+uint64_t threads_queued_conns(void)
+{
+    return atomic_load_explicit(&queued_conns, memory_order_relaxed);
+}
+
 static void adopt_queued_conn(LIBEVENT_THREAD *me)
 {
     conn_queue_item *qi = cq_pop(me->new_conn_queue);
@@ -100,6 +110,9 @@ static void adopt_queued_conn(LIBEVENT_THREAD *me)
     }
     conn *c = conn_new(qi->sfd, qi->init_state, qi->event_flags,
                        qi->read_buffer_size, qi->transport, me->base);
+    if (!IS_UDP(qi->transport)) {
+        atomic_fetch_sub_explicit(&queued_conns, 1, memory_order_relaxed);
+    }
     if (c == NULL) {
         if (!IS_UDP(qi->transport)) {
             fprintf(stderr, "Can't listen for events on fd %d\n",
@@ -299,6 +312,9 @@ void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
     qi->read_buffer_size = read_buffer_size;
     qi->transport = transport;
     qi->tls = tls;
+    if (!IS_UDP(transport)) {
+        atomic_fetch_add_explicit(&queued_conns, 1, memory_order_relaxed);
+    }
     cq_push(t->new_conn_queue, qi);
     notify_thread(t, NOTIFY_CONN);
 }

@@ -36,6 +36,9 @@ void memcached_thread_init(int nthreads, void *arg);
  * closes its connections between two requests and ends; returns once
  * all are joined.  `threads` and their stats stay readable. */
 void memcached_thread_stop(void);
+/* Client connections dispatched but not yet in curr_conns (listen.c's -c
+ * check adds them). */
+uint64_t threads_queued_conns(void);
 /* Hand a new connection (or one worker's descriptor of a UDP socket) to
  * the next worker; tls: accepted on a TLS listener. */
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,

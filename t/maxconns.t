@@ -53,4 +53,23 @@ cmp_ok($st->{rejected_connections}, '>=', 1, 'rejected_connections counted');
 is($st->{max_connections}, $max, 'max_connections');
 ok($server->alive, 'server alive');
 
+# A burst: 2 * -c connections made at once, before the server has accepted
+# any, must not get past the limit either (memcached's -c 20 with 50 at
+# once: 4 accepted; the accepted ones were once counted only when a worker
+# took them over, so a burst let them all in).
+{
+    my $burst = new_memcached("-c $max -t 1");
+    my @socks = grep { defined } map { $burst->try_sock(2) } 1 .. 2 * $max;
+    my $accepted = 0;
+    for my $c (@socks) {
+        $accepted++ if send_recv($c, "version\r\n", timeout => 3)
+            eq "VERSION 1.6.18\r\n";
+    }
+    cmp_ok($accepted, '<=', $n,
+           "a burst of " . scalar(@socks) . " connects: $accepted accepted, "
+           . "no more than one at a time found room for ($n)");
+    cmp_ok($accepted, '>=', 1, '... and some were');
+    close $_ for @socks;
+}
+
 done_testing();
