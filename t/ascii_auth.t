@@ -18,16 +18,8 @@ use MemcachedTest;
 my $dir = tempdir('mcauth-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 chmod 0755, $dir;
 
-sub write_file {
-    my ($name, $text) = @_;
-    open my $fh, '>', "$dir/$name" or die "$dir/$name: $!";
-    print $fh $text;
-    close $fh;
-    chmod 0644, "$dir/$name";
-    return "$dir/$name";
-}
 
-my $authfile = write_file('auth', "alice:secret\r\nbob:pw:with:colons\n"
+my $authfile = write_file($dir, 'auth', "alice:secret\r\nbob:pw:with:colons\n"
     . join('', map { "user$_:pass$_\n" } 1 .. 20) . 'last:noeol');
 
 # Send one request and read $lines reply lines (plus anything that
@@ -179,9 +171,9 @@ ok($srv->alive, 'server alive');
     my $bin = server_bin();
     my @cases = (
         ["-Y $dir/none", 1, qr/^Could not open authfile \[\Q$dir\E\/none\] for reading/],
-        ['-Y ' . write_file('bad', "alice\n"), 1,
+        ['-Y ' . write_file($dir, 'bad', "alice\n"), 1,
             qr/has a malformed entry\. Should be 'user:password'/],
-        ['-Y ' . write_file('blank', "a:b\n\nc:d\n"), 1,
+        ['-Y ' . write_file($dir, 'blank', "a:b\n\nc:d\n"), 1,
             qr/has a malformed entry/],
         ["-Y $authfile -B binary", 64, qr/^ERROR: You cannot allow the BINARY protocol while using ascii authentication tokens\./],
         ["-Y $authfile -B auto", 64, qr/^ERROR: You cannot allow the BINARY/],
@@ -194,7 +186,7 @@ ok($srv->alive, 'server alive');
         is($rc, $code, "start-up with $args: exit $code");
         like($out, $re, "start-up with $args: message");
     }
-    my $empty = new_memcached('-Y ' . write_file('empty', ''));
+    my $empty = new_memcached('-Y ' . write_file($dir, 'empty', ''));
     is(exchange($empty->sock, "set x 0 0 3\r\na b\r\n", 1),
         "CLIENT_ERROR authentication failure\r\n",
         'an empty authfile: nobody gets in');

@@ -51,14 +51,7 @@ diag('no stock memcached: checking this server only') unless $have_stock;
 # ---- expired items give their memory back: in the background with the
 # LRU maintainer (the default), at the next allocation without it; both
 # count `reclaimed` (and expired_unfetched), as memcached does
-sub subjects {
-    my ($args) = @_;
-    my @s = ({ name => 'tiercached', srv => new_memcached($args) });
-    push @s, { name => 'memcached', srv => stock_memcached($args) }
-        if $have_stock;
-    $_->{sock} = $_->{srv}->sock for @s;
-    return @s;
-}
+sub subjects { return servers_with_stock(@_) }
 
 sub set_many {
     my ($sock, $prefix, $ttl, $n) = @_;

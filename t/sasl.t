@@ -26,17 +26,9 @@ use BinaryFrames;
 my $dir = tempdir('mcsasl-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 chmod 0755, $dir;
 
-sub write_file {
-    my ($name, $text) = @_;
-    open my $fh, '>', "$dir/$name" or die "$dir/$name: $!";
-    print $fh $text;
-    close $fh;
-    chmod 0644, "$dir/$name";
-    return "$dir/$name";
-}
 
-write_file('memcached.conf', "mech_list: plain\nsasldb_path: $dir/sasldb2\n");
-my $pwdb = write_file('pwdb', "alice:secret\nbob:pw:with:colons\r\n");
+write_file($dir, 'memcached.conf', "mech_list: plain\nsasldb_path: $dir/sasldb2\n");
+my $pwdb = write_file($dir, 'pwdb', "alice:secret\nbob:pw:with:colons\r\n");
 $ENV{SASL_CONF_PATH} = $dir;
 $ENV{MEMCACHED_SASL_PWDB} = $pwdb;
 
@@ -138,7 +130,7 @@ SKIP: {
         ['-c', "/usr/bin/python3 -c 'import pylibmc' 2>/dev/null"], 20);
     skip 'pylibmc not importable (apt-get install python3-pylibmc)', 2
         unless defined $rc && $rc eq '0';
-    my $script = write_file('sasl_client.py', <<'PY');
+    my $script = write_file($dir, 'sasl_client.py', <<'PY');
 import sys, pylibmc
 port, user, password = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 mc = pylibmc.Client(["127.0.0.1:%d" % port], binary=True,

@@ -21,14 +21,7 @@ use MemcachedTest;
 my $have_stock = -x stock_bin() && !server_is_stock();
 diag('no stock memcached: checking this server only') unless $have_stock;
 
-sub subjects {
-    my ($args) = @_;
-    my @s = ({ name => 'tiercached', srv => new_memcached($args) });
-    push @s, { name => 'memcached', srv => stock_memcached($args) }
-        if $have_stock;
-    $_->{sock} = $_->{srv}->sock for @s;
-    return @s;
-}
+sub subjects { return servers_with_stock(@_) }
 
 # The same with NAME in $args replaced by a name of each server's own.
 sub subjects_named {

@@ -31,7 +31,7 @@ our @EXPORT = qw(
     mc_send read_line read_bytes read_reply send_recv print_and_read
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
-    wait_until shm_file random_bytes
+    wait_until shm_file random_bytes write_file servers_with_stock
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -770,6 +770,29 @@ sub shm_file {
 }
 
 END { unlink @SHM_FILES if @SHM_FILES }
+
+# Write $text to $dir/$name, readable by a server that dropped to nobody;
+# returns the path.
+sub write_file {
+    my ($dir, $name, $text) = @_;
+    open my $fh, '>', "$dir/$name" or croak "$dir/$name: $!";
+    print $fh $text;
+    close $fh;
+    chmod 0644, "$dir/$name";
+    return "$dir/$name";
+}
+
+# The server under test started with $args, and Debian's memcached started
+# the same way when it is there (and is not the server under test): a
+# list of { name => 'tiercached'|'memcached', srv, sock }.
+sub servers_with_stock {
+    my ($args) = @_;
+    my @s = ({ name => 'tiercached', srv => new_memcached($args) });
+    push @s, { name => 'memcached', srv => stock_memcached($args) }
+        if -x stock_bin() && !server_is_stock();
+    $_->{sock} = $_->{srv}->sock for @s;
+    return @s;
+}
 
 # $n pseudo-random bytes drawn from $alphabet (default: all 256 bytes;
 # values may hold \r and \n, which the length prefix allows).
