@@ -249,8 +249,7 @@ void items_restart_recover(const struct nzone_attach_result *start)
     memset(&rs, 0, sizeof(rs));
     rs.start = start->start;
     if (start->start == NZONE_COLD) {
-        if (strcmp(start->why_cold, "") != 0
-                && strcmp(start->why_cold, "it holds no N-zone yet") != 0) {
+        if (!start->fresh && start->why_cold[0] != '\0') {
             fprintf(stderr, "[restart] N-zone %s: %s; starting with a clean "
                     "N-zone\n", zone_name(), start->why_cold);
         }

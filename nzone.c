@@ -173,9 +173,9 @@ static bool table_is_sane(const struct nzone_geometry *g, uint64_t first,
     return true;
 }
 
-/* Why the zone cannot be used warm ("" when it can; a new zone's reason
- * is "it holds no items yet"). */
-static void judge(const struct nzone_geometry *g, uint64_t first,
+/* Why the zone cannot be used warm ("" when it can); true when it holds
+ * no layout at all (a new zone). */
+static bool judge(const struct nzone_geometry *g, uint64_t first,
                   char *why, size_t len)
 {
     struct nzone_super s;
@@ -184,7 +184,9 @@ static void judge(const struct nzone_geometry *g, uint64_t first,
     why[0] = '\0';
     if (memcmp(s.magic, zeros, sizeof(zeros)) == 0) {
         snprintf(why, len, "it holds no N-zone yet");
-    } else if (memcmp(s.magic, nzone_magic, sizeof(nzone_magic)) != 0) {
+        return true;
+    }
+    if (memcmp(s.magic, nzone_magic, sizeof(nzone_magic)) != 0) {
         snprintf(why, len, "it is not a tiercached N-zone (unknown header)");
     } else if (s.byte_order != NZONE_BYTE_ORDER) {
         snprintf(why, len, "it was written with another byte order");
@@ -196,6 +198,7 @@ static void judge(const struct nzone_geometry *g, uint64_t first,
     } else if (!geometry_mismatch(&s, g, why, len)) {
         table_is_sane(g, first, why, len);
     }
+    return false;
 }
 
 /* Never 0, never the previous layout's: none of its items can match. */
@@ -277,7 +280,7 @@ int nzone_attach(const struct nzone_geometry *g, enum tier_restart mode,
     out->first_page = first;
     out->pages = nz.pages;
     if (persistent && mode != TIER_RESTART_NO) {
-        judge(g, first, out->why_cold, sizeof(out->why_cold));
+        out->fresh = judge(g, first, out->why_cold, sizeof(out->why_cold));
     } else if (persistent) {
         snprintf(out->why_cold, sizeof(out->why_cold), "nvm_restart=no");
     }

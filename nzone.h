@@ -51,7 +51,8 @@ struct nzone_attach_result {
     enum nzone_start start;
     uint64_t first_page;          /* pages before it hold the metadata */
     uint64_t pages;               /* pages in the zone, metadata included */
-    char why_cold[256];           /* NZONE_COLD: why ("" for a new zone) */
+    bool fresh;                   /* NZONE_COLD: the zone held no layout */
+    char why_cold[256];           /* NZONE_COLD: why ("" when not kept) */
     /* NZONE_WARM_*: the earlier runs' clock and flush_all */
     time_t epoch;
     rel_time_t last_time;

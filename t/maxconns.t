@@ -54,9 +54,8 @@ is($st->{max_connections}, $max, 'max_connections');
 ok($server->alive, 'server alive');
 
 # A burst: 2 * -c connections made at once, before the server has accepted
-# any, must not get past the limit either (memcached's -c 20 with 50 at
-# once: 4 accepted; the accepted ones were once counted only when a worker
-# took them over, so a burst let them all in).
+# any, must not get past the limit either (accepted connections were once
+# counted only when a worker took them over, so a burst let them all in).
 {
     my $burst = new_memcached("-c $max -t 1");
     my @socks = grep { defined } map { $burst->try_sock(2) } 1 .. 2 * $max;
