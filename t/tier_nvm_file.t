@@ -189,7 +189,7 @@ SKIP: {
             $stored++;
         }
         my $st;
-        my $gone = wait_until(5, sub {
+        my $gone = watch_for(5, sub {
             return 0 unless waitpid($pid, WNOHANG) == $pid;
             $st = $?;
             $pid = 0;

@@ -31,7 +31,7 @@ our @EXPORT = qw(
     mc_send read_line read_bytes read_reply send_recv print_and_read
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
-    wait_until shm_file random_bytes write_file servers_with_stock
+    wait_until watch_for shm_file random_bytes write_file servers_with_stock
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -737,9 +737,18 @@ sub zone_of {
     return '?';
 }
 
-# Poll $code (returns true when done) every $step s (0.05) for up to
-# $timeout s.  Returns the last value $code gave.
+# Poll $code (returns true when done) every $step s (0.05) for something
+# that must happen: up to $timeout s stretched by slowdown() and the load
+# factor, as a slow build on a busy machine needs.  Returns the last value
+# $code gave.
 sub wait_until {
+    my ($timeout, $code, $step) = @_;
+    return watch_for($timeout * slowdown() * load_factor(), $code, $step);
+}
+
+# The same for something that may rightly not happen (a server that should
+# stay up): the deadline is $timeout s as given.
+sub watch_for {
     my ($timeout, $code, $step) = @_;
     my $deadline = time + $timeout;
     while (1) {
