@@ -2,10 +2,12 @@
  * conn.c: client connections and the state machine that serves them.
  *
  * Owns the per-fd table of connection structs (reused with the fd, as
- * memcached does), a connection's life (new, shrink, close, idle_timeout,
- * a worker closing all of its own at shutdown), its response queue
- * (resp_*, out_string; a reply made in batches asks its producer for the
- * next one once the queue is written), reading requests and values,
+ * memcached does), a connection's life (new, close, idle_timeout, a
+ * worker closing all of its own at shutdown), its reply lines
+ * (out_string; the queue and the buffers are conn_buf.c's, which this
+ * file brackets each command for; a reply made in batches asks its
+ * producer for the next one once the queue is written), reading requests
+ * and values,
  * swallowing rejected ones, flushing replies with sendmsg (TCP) or
  * datagrams (UDP), and `stats conns`.  It tells the protocols apart (-B
  * auto: a first byte of 0x80 is binary) and frames requests: an ASCII
@@ -26,6 +28,7 @@
 #include "conn.h"
 #include "accept_pause.h"
 #include "clock.h"
+#include "conn_buf.h"
 #include "item.h"
 #include "items.h"
 #include "listen.h"
@@ -55,9 +58,6 @@
 #define IOV_MAX 1024
 #endif
 #define IOV_BATCH 64
-#define WBUF_INITIAL 2048
-#define PIECES_INITIAL 16
-#define BUF_KEEP_MAX (64 * 1024)
 
 static int max_fds;
 static _Atomic(conn *) *conns;
@@ -126,28 +126,15 @@ static ssize_t socket_sendmsg(conn *c, struct msghdr *msg, int flags)
     return sendmsg(c->sfd, msg, flags);
 }
 
-static void conn_free_buffers(conn *c)
-{
-    free(c->rbuf);
-    free(c->wbuf);
-    free(c->pieces);
-    free(c);
-}
-
 static conn *conn_alloc(int read_buffer_size)
 {
     conn *c = calloc(1, sizeof(conn));
     if (c == NULL) {
         return NULL;
     }
-    c->rsize = read_buffer_size;
-    c->rbuf = malloc(c->rsize);
-    c->wbuf_size = WBUF_INITIAL;
-    c->wbuf = malloc(c->wbuf_size);
-    c->pieces_size = PIECES_INITIAL;
-    c->pieces = malloc(sizeof(resp_piece) * c->pieces_size);
-    if (c->rbuf == NULL || c->wbuf == NULL || c->pieces == NULL) {
-        conn_free_buffers(c);
+    if (!conn_buf_alloc(c, read_buffer_size)) {
+        conn_buf_free(c);
+        free(c);
         return NULL;
     }
     pthread_mutex_lock(&stats_lock);
@@ -235,50 +222,6 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     return c;
 }
 
-static void conn_release_pieces(conn *c)
-{
-    for (int i = 0; i < c->npieces; i++) {
-        if (c->pieces[i].ref != NULL) {
-            item_remove(c->pieces[i].ref);
-        }
-    }
-    c->npieces = 0;
-    c->wbuf_used = 0;
-    c->write_started = 0;
-    c->write_offset = 0;
-}
-
-/* Large buffers from one big request are given back once it is done. */
-static void conn_shrink(conn *c)
-{
-    if (c->rsize > BUF_KEEP_MAX && c->rbytes < READ_BUFFER_SIZE) {
-        char *nb = malloc(READ_BUFFER_SIZE);
-        if (nb != NULL) {
-            memcpy(nb, c->rcurr, c->rbytes);
-            free(c->rbuf);
-            c->rbuf = nb;
-            c->rcurr = nb;
-            c->rsize = READ_BUFFER_SIZE;
-        }
-    }
-    if (c->wbuf_size > BUF_KEEP_MAX && c->wbuf_used == 0) {
-        char *nb = malloc(WBUF_INITIAL);
-        if (nb != NULL) {
-            free(c->wbuf);
-            c->wbuf = nb;
-            c->wbuf_size = WBUF_INITIAL;
-        }
-    }
-    if (c->pieces_size > 1024 && c->npieces == 0) {
-        resp_piece *np = malloc(sizeof(resp_piece) * PIECES_INITIAL);
-        if (np != NULL) {
-            free(c->pieces);
-            c->pieces = np;
-            c->pieces_size = PIECES_INITIAL;
-        }
-    }
-}
-
 static void conn_cleanup(conn *c)
 {
     if (c->item != NULL) {
@@ -288,7 +231,7 @@ static void conn_cleanup(conn *c)
     if (c->producer != NULL) {
         c->producer(c, true);
     }
-    conn_release_pieces(c);
+    resp_release(c);
 }
 
 /* The struct is handed over with the fd: whichever worker gets this fd
@@ -297,6 +240,7 @@ static void conn_cleanup(conn *c)
  * before that reuse; after it the struct is not ours. */
 static void conn_release_struct(conn *c)
 {
+    conn_buf_release(c);
     c->state = conn_closed;
     atomic_store_explicit(&c->pub_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&c->pub_state, conn_closed, memory_order_release);
@@ -392,89 +336,7 @@ void conns_close_owned(LIBEVENT_THREAD *me)
 }
 
 /* ------------------------------------------------------------------ */
-/* response queue                                                      */
-
-static resp_piece *piece_next(conn *c)
-{
-    if (c->npieces == c->pieces_size) {
-        int nsize = c->pieces_size * 2;
-        resp_piece *np = realloc(c->pieces, sizeof(resp_piece) * nsize);
-        if (np == NULL) {
-            return NULL;
-        }
-        c->pieces = np;
-        c->pieces_size = nsize;
-    }
-    return &c->pieces[c->npieces];
-}
-
-static bool wbuf_reserve(conn *c, size_t len)
-{
-    if (c->wbuf_used + len <= c->wbuf_size) {
-        return true;
-    }
-    size_t nsize = c->wbuf_size;
-    while (c->wbuf_used + len > nsize) {
-        nsize *= 2;
-    }
-    if (nsize > UINT32_MAX) {
-        return false;
-    }
-    char *nb = realloc(c->wbuf, nsize);
-    if (nb == NULL) {
-        return false;
-    }
-    c->wbuf = nb;
-    c->wbuf_size = (uint32_t)nsize;
-    return true;
-}
-
-bool resp_add(conn *c, const void *buf, size_t len)
-{
-    if (len == 0) {
-        return true;
-    }
-    if (!wbuf_reserve(c, len)) {
-        return false;
-    }
-    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
-    if (last != NULL && last->copied &&
-        last->buf_off + last->len == c->wbuf_used) {
-        memcpy(c->wbuf + c->wbuf_used, buf, len);
-        c->wbuf_used += len;
-        last->len += len;
-        return true;
-    }
-    resp_piece *p = piece_next(c);
-    if (p == NULL) {
-        return false;
-    }
-    memcpy(c->wbuf + c->wbuf_used, buf, len);
-    p->base = NULL;
-    p->len = len;
-    p->ref = NULL;
-    p->buf_off = c->wbuf_used;
-    p->copied = true;
-    c->wbuf_used += len;
-    c->npieces++;
-    return true;
-}
-
-bool resp_add_item(conn *c, item *it, size_t off, size_t len)
-{
-    resp_piece *p = piece_next(c);
-    if (p == NULL) {
-        item_remove(it);
-        return false;
-    }
-    p->base = ITEM_data(it) + off;
-    p->len = len;
-    p->ref = it;
-    p->buf_off = 0;
-    p->copied = false;
-    c->npieces++;
-    return true;
-}
+/* replies (the queue itself is conn_buf.c's)                          */
 
 void out_string(conn *c, const char *str)
 {
@@ -485,8 +347,7 @@ void out_string(conn *c, const char *str)
     if (settings.verbose > 1) {
         fprintf(stderr, ">%d %s\n", c->sfd, str);
     }
-    size_t len = strlen(str);
-    if (!resp_add(c, str, len) || !resp_add(c, "\r\n", 2)) {
+    if (!resp_add_line(c, str, strlen(str))) {
         conn_set_state(c, conn_closing);
     }
 }
@@ -537,18 +398,6 @@ static void rbuf_compact(conn *c)
     }
 }
 
-static bool rbuf_grow(conn *c)
-{
-    char *nb = realloc(c->rbuf, c->rsize * 2);
-    if (nb == NULL) {
-        return false;
-    }
-    c->rcurr = nb + (c->rcurr - c->rbuf);
-    c->rbuf = nb;
-    c->rsize *= 2;
-    return true;
-}
-
 static void count_bytes_read(conn *c, ssize_t n)
 {
     if (c->thread != NULL) {
@@ -562,7 +411,7 @@ static enum read_result try_read_tcp(conn *c)
     rbuf_compact(c);
     for (int rounds = 0; rounds < 4; rounds++) {
         if (c->rbytes >= c->rsize) {
-            if (!rbuf_grow(c)) {
+            if (!conn_buf_grow_read(c)) {
                 return READ_MEMORY_ERROR;
             }
         }
@@ -768,6 +617,16 @@ static void note_command_time(conn *c)
                           memory_order_relaxed);
 }
 
+/* A command has been served, unless it waits for its value.  A reply cut
+ * back to its command's start behind replies of earlier pipelined
+ * commands ends the connection (conn_buf.c). */
+static void command_done(conn *c)
+{
+    if (c->state != conn_nread && !resp_command_end(c)) {
+        conn_set_state(c, conn_closing);
+    }
+}
+
 /* A binary request: its header, extras and key must be buffered (a
  * value is read afterwards, into its item). */
 static bool try_read_command_binary(conn *c)
@@ -792,10 +651,12 @@ static bool try_read_command_binary(conn *c)
     c->rbytes -= prefix;
     note_command_time(c);
     conn_set_state(c, conn_parse_cmd);
+    resp_command_begin(c);
     process_command_binary(c, extras);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
+    command_done(c);
     return true;
 }
 
@@ -824,10 +685,12 @@ static bool try_read_command_ascii(conn *c)
         fprintf(stderr, "<%d %s\n", c->sfd, line);
     }
     conn_set_state(c, conn_parse_cmd);
+    resp_command_begin(c);
     process_command_ascii(c, line, len);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
+    command_done(c);
     return true;
 }
 
@@ -836,10 +699,12 @@ static bool try_read_command_auth(conn *c)
 {
     note_command_time(c);
     conn_set_state(c, conn_parse_cmd);
+    resp_command_begin(c);
     bool done = try_read_command_asciiauth(c);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
+    command_done(c);
     return done;
 }
 
@@ -885,7 +750,7 @@ static void reset_cmd(conn *c)
 static bool wait_for_more_input(conn *c)
 {
     if (c->npieces > 0 && transmit_tcp(c) == WRITE_COMPLETE) {
-        conn_release_pieces(c);
+        resp_release(c);
     }
     int flags = EV_READ | EV_PERSIST;
     if (c->npieces > 0 || tls_conn_wants_write(c)) {
@@ -906,6 +771,7 @@ static bool nread_step(conn *c, bool *stop)
         if (c->state == conn_nread) {
             conn_set_state(c, conn_new_cmd);
         }
+        command_done(c);
         return true;
     }
     if (c->rbytes > 0) {
@@ -991,12 +857,12 @@ static void write_step(conn *c, bool *stop)
                                                : transmit_tcp(c);
     switch (r) {
     case WRITE_COMPLETE:
-        conn_release_pieces(c);
+        resp_release(c);
         if (c->producer != NULL && !c->close_after_write
                 && c->producer(c, false)) {
             break;              /* the reply's next batch, still conn_write */
         }
-        conn_shrink(c);
+        conn_buf_shrink(c);
         if (c->close_after_write) {
             conn_set_state(c, conn_closing);
         } else if (IS_UDP(c->transport)) {

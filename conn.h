@@ -1,6 +1,6 @@
 /*
- * conn.h: a client connection (conn.c): its buffers, the response queue
- * and the states of the machine that frames requests.
+ * conn.h: a client connection (conn.c): its buffers and response queue
+ * (conn_buf.c) and the states of the machine that frames requests.
  *
  * A connection is touched only by the worker that owns it; other threads
  * read only the published fields (pub_*), which are atomics.
@@ -9,6 +9,7 @@
 #define CONN_H
 
 #include "clock.h"
+#include "conn_buf.h"
 #include "item.h"
 #include "settings.h"
 #include "stats.h"
@@ -141,6 +142,14 @@ struct conn {
     uint32_t wbuf_size;
     int write_started;            /* pieces already fully written */
     size_t write_offset;          /* bytes of pieces[write_started] written */
+    /* the command being served began after this much of the queue
+     * (conn_buf.c; resp_mark_pieces -1 between commands) */
+    int resp_mark_pieces;
+    uint32_t resp_mark_wbuf;
+    size_t resp_mark_last_len;
+    bool resp_cut;                /* its reply was cut back */
+    bool buf_charged;             /* buffers counted in thread->buf_usage */
+    bool buf_cached;              /* a closed struct's, counted as cached */
     bool close_after_write;
     conn_producer_fn producer;    /* the rest of the reply, or NULL */
     void *producer_state;
@@ -162,10 +171,6 @@ struct conn {
 
 /* ---- connection API (conn.c), used by the protocol layer ---- */
 void conn_set_state(conn *c, enum conn_states state);
-/* Append bytes to the reply; returns false when out of memory. */
-bool resp_add(conn *c, const void *buf, size_t len);
-/* Queue it's value (len bytes from ITEM_data + off); takes over one ref. */
-bool resp_add_item(conn *c, item *it, size_t off, size_t len);
 /* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */
 void out_string(conn *c, const char *str);
 /* Reply an error even under noreply (memcached reports errors always). */

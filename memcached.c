@@ -179,6 +179,7 @@ static void raise_limits(void)
         max_fds = settings.listen.maxconns * 2 + 1024;
     }
     conn_table_init(max_fds);
+    conn_buf_init(settings.read_buf_mem_limit, settings.num_threads);
 }
 
 static void drop_privileges(void)

@@ -161,6 +161,9 @@ static void usage(void)
 "                          tails in the background (default), or when\n"
 "                          memory is allocated\n"
 "   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
+"   - read_buf_mem_limit=<mb> memory for connection buffers beyond their\n"
+"                          first (split between the workers; default: 0,\n"
+"                          no limit)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
@@ -212,8 +215,8 @@ static void usage(void)
 "                          2 tlsv1.2 (default), 3 tlsv1.3\n"
 "   - the rest of memcached 1.6.18's sub-options (hot_lru_pct,\n"
 "     warm_lru_pct, hot_max_factor, warm_max_factor,\n"
-"     tail_repair_time, slab_chunk_max, read_buf_mem_limit,\n"
-"     watcher_logbuf_size, worker_logbuf_size, modern, no_modern,\n"
+"     tail_repair_time, slab_chunk_max, watcher_logbuf_size,\n"
+"     worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
 "     drop_privileges, ext_*) are accepted with a warning that\n"
 "     they have no effect here; ext_path and proxy_* stop the start:\n"
@@ -328,7 +331,6 @@ static const struct ignored_subopt ignored_subopts[] = {
     { "no_modern", "it selects memcached's own defaults" },
     { "slab_chunk_max", "items are never split into chunks" },
     { "no_chunked_items", "items are never split into chunks" },
-    { "read_buf_mem_limit", "there is no read-buffer pool" },
     { "no_inline_ascii_resp", "there is no inline response buffer" },
     { "watcher_logbuf_size", "watch is not built yet" },
     { "worker_logbuf_size", "watch is not built yet" },
@@ -655,6 +657,8 @@ static void parse_subopt(char *name, char *val)
             die("Invalid value for %s: %s", name, val ? val : "(missing)");
         }
         settings.idle_timeout = secs;
+    } else if (strcmp(name, "read_buf_mem_limit") == 0) {
+        settings.read_buf_mem_limit = subopt_u32(name, val);
     } else if (strcmp(name, "track_sizes") == 0) {
         settings.track_sizes = true;
     } else if (strcmp(name, "slab_reassign") == 0) {

@@ -109,7 +109,8 @@ static void process_and_time_stats(ADD_STAT add_stats, void *c)
                 (long)usage.ru_stime.tv_sec, (long)usage.ru_stime.tv_usec);
 }
 
-static void connection_stats(ADD_STAT add_stats, void *c)
+static void connection_stats(ADD_STAT add_stats, void *c,
+                             const struct thread_stats *ts)
 {
     pthread_mutex_lock(&stats_lock);
     struct server_stats s = stats;
@@ -122,15 +123,18 @@ static void connection_stats(ADD_STAT add_stats, void *c)
         APPEND_U64("rejected_connections", s.rejected_conns);
     }
     APPEND_U64("connection_structures", s.conn_structs);
-    /* memcached's response objects and read-buffer pool do not exist
-     * here: connections own growable buffers (see doc/protocol.md) */
-    APPEND_U64("response_obj_oom", 0);
-    APPEND_U64("response_obj_count", 0);
-    APPEND_U64("response_obj_bytes", 0);
-    APPEND_U64("read_buf_count", 0);
-    APPEND_U64("read_buf_bytes", 0);
-    APPEND_U64("read_buf_bytes_free", 0);
-    APPEND_U64("read_buf_oom", 0);
+    /* connections own their buffers (conn_buf.c): memcached's response
+     * objects are our reply pieces, its read buffers our buffer sets,
+     * and its free ones the buffers of closed structs kept for reuse */
+    struct conn_buf_totals b;
+    conn_buf_totals(&b);
+    APPEND_U64("response_obj_oom", STAT_GET(ts->response_obj_oom));
+    APPEND_U64("response_obj_count", b.reply_pieces);
+    APPEND_U64("response_obj_bytes", b.reply_bytes);
+    APPEND_U64("read_buf_count", b.buffer_sets);
+    APPEND_U64("read_buf_bytes", b.bytes);
+    APPEND_U64("read_buf_bytes_free", b.cached_bytes);
+    APPEND_U64("read_buf_oom", STAT_GET(ts->read_buf_oom));
     APPEND_U64("reserved_fds", s.reserved_fds);
 }
 
@@ -214,7 +218,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     }
     threadlocal_stats_aggregate(ts);
     process_and_time_stats(add_stats, c);
-    connection_stats(add_stats, c);
+    connection_stats(add_stats, c, ts);
     command_stats(add_stats, c, ts);
     APPEND_U64("limit_maxbytes", limit_maxbytes());
     pthread_mutex_lock(&stats_lock);

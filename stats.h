@@ -49,6 +49,8 @@ struct thread_stats {
     stat_u64 conn_yields;
     stat_u64 auth_cmds;
     stat_u64 auth_errors;
+    stat_u64 response_obj_oom;     /* replies cut off (conn_buf.c) */
+    stat_u64 read_buf_oom;
     stat_u64 lru_hits[MAX_NUMBER_OF_SLAB_CLASSES];
     struct slab_stats slab_stats[MAX_NUMBER_OF_SLAB_CLASSES];
     stat_u64 response_obj_bytes;

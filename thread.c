@@ -123,6 +123,7 @@ static void adopt_queued_conn(LIBEVENT_THREAD *me)
         conn_drop(c);
     } else {
         c->thread = me;
+        conn_buf_adopt(c);
         atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
         if (IS_UDP(qi->transport)) {
             /* conn.c's shutdown walk leaves UDP to us: dropped at stop */
@@ -358,6 +359,23 @@ uint64_t threadlocal_tier_inflight_bytes(void)
                                     memory_order_relaxed);
     }
     return sum;
+}
+
+void threadlocal_conn_buf_sum(struct conn_buf_totals *out)
+{
+    for (int i = 0; i < nthreads_running; i++) {
+        const struct conn_buf_usage *u = &threads[i].buf_usage;
+        uint64_t read = atomic_load_explicit(&u->read_bytes,
+                                             memory_order_relaxed);
+        uint64_t reply = atomic_load_explicit(&u->reply_bytes,
+                                              memory_order_relaxed);
+        out->buffer_sets += atomic_load_explicit(&u->buffer_sets,
+                                                 memory_order_relaxed);
+        out->bytes += read + reply;
+        out->reply_bytes += reply;
+        out->reply_pieces += atomic_load_explicit(&u->reply_pieces,
+                                                  memory_order_relaxed);
+    }
 }
 
 void threadlocal_stats_reset(void)

@@ -26,6 +26,7 @@ typedef struct libevent_thread {
      * gauge, not a counter (stats reset leaves it), changed with atomic
      * add/sub because a snapshot may be released by another thread */
     _Atomic uint64_t tier_inflight_bytes;
+    struct conn_buf_usage buf_usage; /* its connections' buffers */
     int index;
     struct event *idle_event;     /* idle_timeout's check, or NULL */
     conn *udp_conns;              /* its UDP connections, linked by next */
@@ -44,6 +45,8 @@ uint64_t threads_queued_conns(void);
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
                        int read_buffer_size, enum network_transport transport,
                        bool tls);
+/* Add every worker's conn_buf_usage into out (conn_buf.c). */
+void threadlocal_conn_buf_sum(struct conn_buf_totals *out);
 extern LIBEVENT_THREAD *threads;
 
 #endif

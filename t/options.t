@@ -65,6 +65,10 @@ sub line_re { my ($l) = @_; return qr/^\Q$l\E$/ }
 
 refused_ok('-o ext_path=/tmp/extstore:64m',
     [qr/^ext_path: /, qr/capacity/, qr/nvm_path=FILE,nvm_size=SIZE/]);
+refused_ok('-o read_buf_mem_limit=-1',
+    [line_re('Invalid value for read_buf_mem_limit: -1')]);
+refused_ok('-o read_buf_mem_limit=abc',
+    [line_re('Invalid value for read_buf_mem_limit: abc')]);
 refused_ok('-o proxy_config=/etc/proxy.lua',
     [qr/^proxy_config: /, qr/proxy is not supported/]);
 refused_ok('-o tier_placement=nvm',

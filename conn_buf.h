@@ -1,0 +1,85 @@
+/*
+ * conn_buf.h: a connection's buffer memory and its reply queue
+ * (conn_buf.c).
+ *
+ * Every connection struct owns a read buffer, a reply buffer for copied
+ * reply bytes and an array of reply pieces.  They grow for one large
+ * request or reply and shrink back after it.  With -o read_buf_mem_limit
+ * each worker may hold at most its share of the limit in grown buffers:
+ * a reply that would need more is cut off (doc/protocol.md "Connection
+ * memory").
+ *
+ * Locking: a connection's buffers are touched only by the worker that
+ * owns it.  The per-worker usage gauges are atomics that only the owner
+ * changes and `stats` reads.
+ */
+#ifndef CONN_BUF_H
+#define CONN_BUF_H
+
+#include "item.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct conn conn;
+
+/* What one worker's connections hold now (gauges: stats reset leaves
+ * them). */
+struct conn_buf_usage {
+    _Atomic uint64_t buffer_sets;     /* connections, one set each */
+    _Atomic uint64_t read_bytes;
+    _Atomic uint64_t reply_bytes;     /* reply buffer and piece array */
+    _Atomic uint64_t reply_pieces;    /* piece slots */
+};
+
+/* Summed over the workers, plus the buffers of closed connection structs
+ * kept for the next connection on their descriptor. */
+struct conn_buf_totals {
+    uint64_t buffer_sets;
+    uint64_t bytes;
+    uint64_t cached_bytes;
+    uint64_t reply_bytes;
+    uint64_t reply_pieces;
+};
+
+/* Start-up: each of nthreads workers gets limit_mb / nthreads megabytes
+ * (limit_mb 0: no limit). */
+void conn_buf_init(unsigned int limit_mb, int nthreads);
+
+/* A new struct's buffers (read_size bytes to read into); false when out
+ * of memory. */
+bool conn_buf_alloc(conn *c, int read_size);
+void conn_buf_free(conn *c);
+/* The struct now belongs to c->thread, or is handed back by it. */
+void conn_buf_adopt(conn *c);
+void conn_buf_release(conn *c);
+/* After a large request or reply: give the memory back. */
+void conn_buf_shrink(conn *c);
+/* Double the read buffer; false when out of memory or over the worker's
+ * share (counted in read_buf_oom). */
+bool conn_buf_grow_read(conn *c);
+
+/* ---- the reply queue ---- */
+/* Append bytes to the reply; false when out of memory. */
+bool resp_add(conn *c, const void *buf, size_t len);
+/* Queue len bytes of it's value from ITEM_data + off; takes over one
+ * reference (released on failure too). */
+bool resp_add_item(conn *c, item *it, size_t off, size_t len);
+/* Append "line\r\n", the reply line of out_string.  After a cut-off it
+ * is the command's error: it replaces whatever the command queued and is
+ * queued even past the worker's share. */
+bool resp_add_line(conn *c, const char *line, size_t len);
+/* Release every queued piece (written, or the connection ends). */
+void resp_release(conn *c);
+/* Bracket one command: a reply that outgrows the worker's share is cut
+ * back to where its command began.  resp_command_end returns false when
+ * the connection must close: the cut-off command had earlier pipelined
+ * replies queued before it. */
+void resp_command_begin(conn *c);
+bool resp_command_end(conn *c);
+
+void conn_buf_totals(struct conn_buf_totals *out);
+
+#endif
