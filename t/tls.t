@@ -25,6 +25,7 @@ use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use MemcachedTest;
+use BinaryFrames;
 
 BEGIN {
     if (!eval { require IO::Socket::SSL; 1 }) {
@@ -562,6 +563,64 @@ sub resumed {
     ok(wait_until(3, sub { $srv->stats->{curr_connections} == $base + 4 }),
         'stop: four TLS connections in different states');
     stop_clean($srv, 'TLS clients open');
+}
+
+# ------------------------------------------- the binary protocol over TLS
+# Frames split across TLS records both ways: a 300 KB value in and out,
+# quiet forms answered only by the noop, and a counter; -B binary on the
+# TLS port as well as auto-negotiation.  Compared with Debian's memcached
+# where it is installed.
+sub binary_over_tls {
+    my ($srv) = @_;
+    my $s = tls_connect($srv) or return ['no handshake'];
+    my @seen;
+    # one request at a time: memcached 1.6.18 leaves a request that came
+    # in the TLS record that ended a large value unread until more bytes
+    # arrive
+    my $r = [@{ bin_exchange($s, bin_req('set', key => 'bt',
+        ext => store_ext(7, 0), value => $big), 1, 10) },
+        @{ bin_exchange($s, bin_req('getk', key => 'bt'), 1, 10) }];
+    push @seen, map { "$_->{opcode}:$_->{status}:" . length($_->{value}) }
+        @$r;
+    push @seen, (@$r == 2 && $r->[1]{value} eq $big
+        && unpack('N', $r->[1]{ext}) == 7) ? 'value intact' : 'value BAD';
+    my $quiet = bin_sync($s, bin_req('setq', key => 'q1',
+        ext => store_ext(0, 0), value => 'one')
+        . bin_req('getq', key => 'nope') . bin_req('getkq', key => 'q1'));
+    push @seen, $quiet ? join(',', map { "$_->{key}=$_->{value}" } @$quiet)
+                       : 'no noop';
+    $r = bin_exchange($s, bin_req('incr', key => 'n',
+        ext => incr_ext(5, 40, 0)) . bin_req('incr', key => 'n',
+        ext => incr_ext(5, 40, 0)), 2);
+    push @seen, map { unpack('N', substr($_->{value}, 4)) } @$r;
+    my $st = bin_stats($s);
+    push @seen, $st->{_end} && defined $st->{curr_connections}
+        ? 'stats' : 'no stats';
+    return \@seen;
+}
+{
+    my @who = ([ours => tls_server("-t 2 -o $certs")],
+        [ours_binary_only => tls_server("-t 2 -B binary -o $certs")]);
+    push @who, [stock => tls_server("-t 2 -o $certs", stock => 1)]
+        if -x stock_bin() && !server_is_stock();
+    my %seen = map { $_->[0] => binary_over_tls($_->[1]) } @who;
+    is_deeply($seen{ours}, ['1:0:0', '12:0:300000', 'value intact',
+        'q1=one', 40, 45, 'stats'],
+        'binary over TLS: set/getk of 300 KB, quiet forms, incr, stat');
+    is_deeply($seen{ours_binary_only}, $seen{ours},
+        'binary over TLS with -B binary');
+    my $s = tls_connect($who[0][1]);
+    my $r = bin_exchange($s, bin_req('set', key => 'bp',
+        ext => store_ext(1, 0), value => $big)
+        . bin_req('getk', key => 'bp'), 2, 10);
+    ok(@$r == 2 && $r->[1]{value} eq $big,
+        'binary over TLS: a getk in the record that ends a 300 KB set');
+    SKIP: {
+        skip 'no stock memcached to compare with', 1 unless $seen{stock};
+        is_deeply($seen{ours}, $seen{stock},
+            'binary over TLS: the same as memcached');
+    }
+    $_->[1]->stop for @who;
 }
 
 # --------------------------------------- the same against Debian's memcached
