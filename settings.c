@@ -192,10 +192,12 @@ static void usage(void)
 "   - tier_mq_queues=<q>   MQ queues per class in the D-zone (default: 8)\n"
 "   - tier_reassign=<r>    DRAM page reassignment across slab classes: dp\n"
 "                          (default), greedy, psa, none\n"
-"   - tier_reassign_period=<n> requests between reassignments\n"
-"                          (default: 1000000)\n"
-"   - tier_reassign_rate=<n> page moves per period at most (0-256,\n"
-"                          default: 4)\n"
+"   - tier_reassign_period=<n> requests between reassignments (default:\n"
+"                          auto, one per item D holds, 20000-1000000,\n"
+"                          a quarter of it while pages move)\n"
+"   - tier_reassign_rate=<n> page moves per period at most (0-256;\n"
+"                          default: auto, half the way to the best\n"
+"                          split, at least 4)\n"
 "   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
 "                          may hold while unwritten (default: 16m; 0: no\n"
 "                          limit); past it N hits answer SERVER_ERROR\n"
@@ -431,6 +433,11 @@ static enum tier_policy parse_tier_policy(const char *val)
         val ? val : "nothing");
 }
 
+static bool is_auto(const char *val)
+{
+    return val != NULL && strcmp(val, "auto") == 0;
+}
+
 static uint32_t tier_u32_at_least_1(const char *name, const char *val)
 {
     uint32_t v = subopt_u32(name, val);
@@ -506,11 +513,17 @@ static bool parse_tier_subopt(const char *name, const char *val)
                 "(got %s)", val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_reassign_period") == 0) {
-        settings.tier.reassign_period = tier_u32_at_least_1(name, val);
+        settings.tier.reassign_period_auto = is_auto(val);
+        if (!settings.tier.reassign_period_auto) {
+            settings.tier.reassign_period = tier_u32_at_least_1(name, val);
+        }
     } else if (strcmp(name, "tier_reassign_rate") == 0) {
-        settings.tier.reassign_rate = subopt_u32(name, val);
+        settings.tier.reassign_rate_auto = is_auto(val);
+        if (!settings.tier.reassign_rate_auto) {
+            settings.tier.reassign_rate = subopt_u32(name, val);
+        }
         if (settings.tier.reassign_rate > 256) {
-            die("tier_reassign_rate must be between 0 and 256");
+            die("tier_reassign_rate must be auto or between 0 and 256");
         }
     } else if (strcmp(name, "nvm_restart") == 0) {
         if (val != NULL && strcmp(val, "yes") == 0) {

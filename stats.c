@@ -409,9 +409,17 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier.mq_queues);
     append_stat("tier_reassign", add_stats, c, "%s",
                 tier_reassign_name(settings.tier.reassign));
-    APPEND_U64("tier_reassign_period", settings.tier.reassign_period);
-    append_stat("tier_reassign_rate", add_stats, c, "%u",
-                settings.tier.reassign_rate);
+    if (settings.tier.reassign_period_auto) {
+        append_stat("tier_reassign_period", add_stats, c, "auto");
+    } else {
+        APPEND_U64("tier_reassign_period", settings.tier.reassign_period);
+    }
+    if (settings.tier.reassign_rate_auto) {
+        append_stat("tier_reassign_rate", add_stats, c, "auto");
+    } else {
+        append_stat("tier_reassign_rate", add_stats, c, "%u",
+                    settings.tier.reassign_rate);
+    }
     APPEND_U64("tier_inflight_limit", settings.tier.inflight_limit);
     static const char *const restart_names[] = { "yes", "no", "require" };
     append_stat("nvm_restart", add_stats, c, "%s",

@@ -18,6 +18,8 @@ void tier_config_init(struct tier_config *tc)
     tc->reassign = TIER_REASSIGN_DP;
     tc->reassign_period = 1000000;
     tc->reassign_rate = 4;
+    tc->reassign_period_auto = true;
+    tc->reassign_rate_auto = true;
     tc->inflight_limit = 16 * 1024 * 1024;
     tc->restart = TIER_RESTART_YES;
 }

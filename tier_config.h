@@ -55,6 +55,10 @@ struct tier_config {
     enum tier_reassign reassign;  /* tier_reassign */
     uint64_t reassign_period;     /* requests per reassignment period */
     uint32_t reassign_rate;       /* page moves per period at most */
+    /* "auto": tier_reassign.c sizes them from the D-zone and the gap to
+     * the planned split (doc/tiering.md "Reassignment") */
+    bool reassign_period_auto;
+    bool reassign_rate_auto;
     size_t inflight_limit;        /* bytes of N values in flight to clients
                                    * per worker thread (items_n.c) */
     enum tier_restart restart;    /* nvm_restart */

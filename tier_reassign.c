@@ -7,12 +7,14 @@
  * Owns:
  *   - which histogram slot each thread writes (tier_reassign_slot, one
  *     thread-local word) and whether anybody notes (tier_reassign_noting);
- *   - the reassignment period: settings.tier.reassign_period storage
- *     requests (tier_requests_total(), tier_requests.c: the clock of
- *     every other tier period), measured by the tier thread;
+ *   - the reassignment period, in storage requests (tier_requests_total(),
+ *     tier_requests.c: the clock of every other tier period), measured by
+ *     the tier thread: settings.tier.reassign_period, or with "auto" (the
+ *     default) sized from the D-zone and shortened while pages move;
  *   - the plan of the last period (at most settings.tier.reassign_rate
- *     moves) and its hand-over, one move at a time, to slabs.c's page
- *     mover (slabs_reassign, the thread behind `slabs reassign`);
+ *     moves, or with "auto" half of those to the best split) and its
+ *     hand-over, one move at a time, to slabs.c's page mover
+ *     (slabs_reassign, the thread behind `slabs reassign`);
  *   - the figures `stats tier` and `stats tier classes` print.
  *
  * Policies (settings.tier.reassign):
@@ -38,9 +40,17 @@
  *   - tier_reassign_init()/shutdown() run while no other thread does.
  *
  * Where this deliberately differs from the paper:
- *   - The paper does not give its reassignment period; ours is counted in
- *     requests like its decay and threshold periods, default 1,000,000
- *     (the decay period's default), with at most 4 page moves a period.
+ *   - The paper does not give its reassignment period or rate.  Ours is
+ *     counted in requests like its decay and threshold periods.  A fixed
+ *     count (1,000,000 requests and 4 moves, this module's first defaults)
+ *     follows a shift of the size mix at 4 pages per million requests
+ *     whatever the cache's size: on a cache of hundreds of pages, millions
+ *     of requests of calcification.  "auto" scales both: a period of about
+ *     one request per D item (the counters have seen the workload once),
+ *     a quarter of that while the split moves, and half the moves to the
+ *     best split each period, so the gap closes geometrically; in a steady
+ *     workload the plan's 2% hysteresis (reassign_dp.c) plans nothing and
+ *     the period returns to its full length.
  *   - The benefit's per-access gain follows nvm_emulate when set: the
  *     emulator charges R ns per line whatever the pattern, so the model
  *     becomes gain = L * R for an item of L lines; otherwise reassign_dp.c's
@@ -66,8 +76,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* tier_reassign_rate is at most this (memcached.c checks). */
+/* tier_reassign_rate is at most this (settings.c checks). */
 #define PLAN_MAX 256
+
+/* The auto period and rate (doc/tiering.md "Reassignment"). */
+#define AUTO_PERIOD_MIN 20000
+#define AUTO_PERIOD_MAX 1000000
+#define AUTO_PERIOD_CHASE 4      /* the period is divided by it while the
+                                  * split is still moving */
+#define AUTO_RATE_MIN 4
 
 bool tier_reassign_noting;
 __thread unsigned tier_reassign_slot = UINT32_MAX;
@@ -83,6 +100,7 @@ static struct {
     bool active;                 /* the tick runs (an N-zone, not none) */
     struct tier_reassign_engine engine;
     uint64_t period_start;       /* tier_requests when the period began */
+    uint64_t period_len;         /* requests in the period under way */
     struct reassign_move plan[PLAN_MAX];
     unsigned int plan_len;
     unsigned int plan_next;      /* next move to hand to the mover */
@@ -92,6 +110,8 @@ static struct {
     _Atomic uint64_t periods;
     _Atomic uint64_t moves;            /* accepted by the page mover */
     _Atomic uint64_t moves_refused;    /* the mover said no (NOSPARE...) */
+    _Atomic uint64_t period_now;       /* period_len, for stats */
+    _Atomic unsigned int last_planned; /* moves of the last period's plan */
     _Atomic unsigned int target[MAX_NUMBER_OF_SLAB_CLASSES];
 } ra;
 
@@ -144,6 +164,10 @@ int tier_reassign_init(const struct tier_reassign_engine *engine)
     memset(&ra, 0, sizeof(ra));
     ra.engine = *engine;
     ra.active = settings.tier.reassign != TIER_REASSIGN_NONE;
+    ra.period_len = settings.tier.reassign_period_auto
+        ? AUTO_PERIOD_MIN : settings.tier.reassign_period;
+    atomic_store_explicit(&ra.period_now, ra.period_len,
+                          memory_order_relaxed);
     if (policy_notes()) {
         if (reassign_init((unsigned)settings.num_threads) != 0) {
             ra.active = false;
@@ -217,8 +241,41 @@ static void cost_model(struct reassign_cost_model *cm)
 
 static unsigned int plan_rate(void)
 {
+    if (settings.tier.reassign_rate_auto) {
+        return PLAN_MAX;
+    }
     return settings.tier.reassign_rate < PLAN_MAX
         ? settings.tier.reassign_rate : PLAN_MAX;
+}
+
+/* The auto rate: of the moves that lead to the best split, half (at
+ * least AUTO_RATE_MIN), so that a split far from the best one closes the
+ * gap geometrically, period after period, and a near one in one step. */
+static unsigned int auto_moves(unsigned int to_best)
+{
+    unsigned int half = (to_best + 1) / 2;
+    unsigned int n = half > AUTO_RATE_MIN ? half : AUTO_RATE_MIN;
+    return n < to_best ? n : to_best;
+}
+
+/* The auto period: about one request per item the D-zone holds, so that
+ * the access counters the plan weighs have seen the workload once, between
+ * AUTO_PERIOD_MIN and AUTO_PERIOD_MAX; while the split is moving, a
+ * quarter of that, so that a shift of the size mix is followed within a
+ * few of the workload's own turnovers rather than a fixed count. */
+static uint64_t auto_period(const struct reassign_class_input *in,
+                            unsigned int n, bool moving)
+{
+    uint64_t chunks = 0;
+    for (unsigned int id = POWER_SMALLEST; id < n; id++) {
+        chunks += (uint64_t)in[id].d_pages * in[id].chunks_per_page;
+    }
+    uint64_t len = chunks < AUTO_PERIOD_MIN ? AUTO_PERIOD_MIN
+                 : chunks > AUTO_PERIOD_MAX ? AUTO_PERIOD_MAX : chunks;
+    if (moving) {
+        len /= AUTO_PERIOD_CHASE;
+    }
+    return len;
 }
 
 static void period_optimal(const struct reassign_class_input *in,
@@ -231,6 +288,9 @@ static void period_optimal(const struct reassign_class_input *in,
     p.use_greedy = settings.tier.reassign == TIER_REASSIGN_GREEDY;
     int moves = reassign_period(in, n, &p, ra.plan);
     ra.plan_len = moves > 0 ? (unsigned int)moves : 0;
+    if (settings.tier.reassign_rate_auto) {
+        ra.plan_len = auto_moves(ra.plan_len);
+    }
     for (unsigned int id = 0; id < n; id++) {
         struct reassign_class_stats cs;
         if (moves >= 0 && reassign_class_stats_get(id, &cs)) {
@@ -286,6 +346,12 @@ static void run_period(void)
     } else {
         period_optimal(in, n);
     }
+    if (settings.tier.reassign_period_auto) {
+        ra.period_len = auto_period(in, n, ra.plan_len > 0);
+    }
+    atomic_store_explicit(&ra.period_now, ra.period_len,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ra.last_planned, ra.plan_len, memory_order_relaxed);
     atomic_fetch_add_explicit(&ra.periods, 1, memory_order_relaxed);
 }
 
@@ -300,7 +366,7 @@ void tier_reassign_tick(void)
         ra.period_start = now;      /* `stats reset`: restart the period */
         return;
     }
-    if (now - ra.period_start < settings.tier.reassign_period) {
+    if (now - ra.period_start < ra.period_len) {
         return;
     }
     struct slabs_totals sl;
@@ -327,6 +393,10 @@ void tier_reassign_stats(ADD_STAT add_stats, void *c)
                 (unsigned long long)atomic_load(&ra.moves));
     append_stat("reassign_moves_refused", add_stats, c, "%llu",
                 (unsigned long long)atomic_load(&ra.moves_refused));
+    append_stat("reassign_period_requests", add_stats, c, "%llu",
+                (unsigned long long)atomic_load(&ra.period_now));
+    append_stat("reassign_last_planned", add_stats, c, "%u",
+                atomic_load(&ra.last_planned));
     append_stat("reassign_hysteresis_skips", add_stats, c, "%llu",
                 (unsigned long long)rs.hysteresis_skips);
     append_stat("reassign_benefit_current", add_stats, c, "%.0f",

@@ -8,9 +8,10 @@
  *   - the request path notes every change of an item's access counter,
  *     and every item that enters or leaves a class, through
  *     tier_reassign_note() into the calling thread's histogram slot;
- *   - the tier thread calls tier_reassign_tick(): once per
- *     settings.tier.reassign_period storage requests it plans at most
- *     settings.tier.reassign_rate page moves by settings.tier.reassign,
+ *   - the tier thread calls tier_reassign_tick(): once per period of
+ *     storage requests (settings.tier.reassign_period, or auto) it plans
+ *     page moves by settings.tier.reassign (at most
+ *     settings.tier.reassign_rate, or auto),
  *     and hands them one at a time to slabs.c's page mover (the thread
  *     behind `slabs reassign`), which demotes the moved page's items
  *     (items.c).

@@ -11,6 +11,9 @@ bench/tcload as the load generator:
     fig7      NVM-latency sweep (nvm_emulate=R:W)
     fig9      index: DRAM bytes per item, NVM lines per N-zone GET hit
     fig10     calcification: phases switching datasets, tier_reassign=
+    calcscale calcification at operator scale: one shift of the size mix
+              on a cache of many pages, D-zone share per phase by
+              reassignment policy
     fig11     overhead against stock memcached, DRAM only (throughput
               and callgrind instructions per request)
     fogcached tiered server vs stock memcached + extstore vs stock
@@ -64,8 +67,8 @@ SERVER_THREADS = 2
 TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
-EXPERIMENTS = ("fig4", "fig5", "fig6", "fig7", "fig9", "fig10", "fig11",
-               "fogcached", "choices")
+EXPERIMENTS = ("fig4", "fig5", "fig6", "fig7", "fig9", "fig10", "calcscale",
+               "fig11", "fogcached", "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +85,11 @@ class Scale:
     calc_b: str
     calc_segment: int
     calc_sub: int
+    shift_mb: int               # calcscale: -m, dataset before and after,
+    shift_a: str                # requests per measured phase, phases
+    shift_b: str                # before and after the shift
+    shift_phase: int
+    shift_phases: tuple
     fog_dataset: str
     ipr_requests: int
     exp_budget_s: int
@@ -95,6 +103,9 @@ SMALL = Scale(name="small", reps=3, requests=400000,
               latencies=("0:0", "112:462", "224:924", "448:1848"),
               calc_a="norm-20000-4K-1K", calc_b="Uni-20000-8K",
               calc_segment=150000, calc_sub=3,
+              shift_mb=64, shift_a="fixed-60000-3000",
+              shift_b="Uni-200000-800", shift_phase=250000,
+              shift_phases=(2, 8),
               fog_dataset="fixed-100000-1K", ipr_requests=20000,
               exp_budget_s=300)
 FULL = Scale(name="full", reps=5, requests=1000000,
@@ -106,6 +117,9 @@ FULL = Scale(name="full", reps=5, requests=1000000,
                         "448:1848"),
              calc_a="norm-100000-4K-1K", calc_b="Uni-100000-8K",
              calc_segment=600000, calc_sub=5,
+             shift_mb=256, shift_a="fixed-240000-3000",
+             shift_b="Uni-800000-800", shift_phase=1000000,
+             shift_phases=(2, 8),
              fog_dataset="fixed-300000-1K", ipr_requests=100000,
              exp_budget_s=3600)
 
@@ -1046,6 +1060,157 @@ def exp_fig10(ctx: Ctx) -> list:
     return [r]
 
 
+def shift_phase_run(srv: "Server", spec: str, load: Load, ctx: Ctx,
+                    jpath: Path) -> dict:
+    """One tcload phase against a running server, with the `stats tier`
+    deltas it caused."""
+    before = srv.stats("tier") or {}
+    j = tcload(["-s", "127.0.0.1:%d" % srv.port] + load.common()
+               + ["-n", str(load.requests), "--phase", spec], jpath, 600)
+    delta = tier_delta(before, srv.stats("tier") or {}) or {}
+    run = [ph for ph in j["phases"] if ph.get("run")]
+    res = run_summary(run[0]["run"]) if run else {}
+    res["d_share"] = ratio(delta.get("d_hits"), (delta.get("d_hits") or 0)
+                           + (delta.get("n_hits") or 0))
+    res["moves"] = delta.get("reassign_moves")
+    return res
+
+
+def shift_run(spec: Spec, ctx: Ctx) -> dict:
+    """Preload A, measure A, preload B (the shift), measure B phase by
+    phase, on one server."""
+    sc = ctx.scale
+    a, b = sc.shift_a, sc.shift_b
+    load = Load(a, 0.95, sc.shift_phase, sc.conns, sc.depth)
+    jpath = ctx.work / ("tc-%s.json" % re.sub(r"\W", "_", spec.name))
+    out: dict = {"config": spec.name, "server": spec.cmdline(), "phases": []}
+    try:
+        with Server(spec, ctx.work) as srv:
+            for ds, ns, count in ((a, "a", sc.shift_phases[0]),
+                                  (b, "b", sc.shift_phases[1])):
+                shift_phase_run(srv, "dataset=%s,ns=%s,preload=1,requests=1,"
+                                "get=1" % (ds, ns), load, ctx, jpath)
+                for k in range(count):
+                    r = shift_phase_run(srv, "dataset=%s,ns=%s,requests=%d,"
+                                        "set-on-miss=1" % (ds, ns,
+                                                           sc.shift_phase),
+                                        load, ctx, jpath)
+                    r["label"] = "%s%d" % (ns.upper(), k + 1)
+                    out["phases"].append(r)
+                    ctx.log("  %-24s %s: D share %s, %s ops/s, %s moves" % (
+                        spec.name, r["label"], fmt(r["d_share"]),
+                        fmt(r.get("throughput"), "ops"),
+                        fmt(r.get("moves"), "int")))
+            out["tier_after"] = srv.stats("tier")
+    except ServerError as e:
+        out["error"] = str(e)
+    except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError) as e:
+        out["error"] = "run failed: %s" % e
+    return out
+
+
+def requests_to_reach(phases: list, first_b: int, frac: float,
+                      per_phase: int) -> Optional[int]:
+    """Requests after the shift until a phase's D share is at least frac
+    of the last phase's (the end of the phase that first gets there)."""
+    b = phases[first_b:]
+    if not b or b[-1].get("d_share") is None:
+        return None
+    goal = frac * b[-1]["d_share"]
+    for i, p in enumerate(b):
+        if (p.get("d_share") or 0) >= goal:
+            return (i + 1) * per_phase
+    return None
+
+
+def exp_calcscale(ctx: Ctx) -> list:
+    sc = ctx.scale
+    a, b = sc.shift_a, sc.shift_b
+    r = base_result("calcscale", "Calcification at operator scale: one "
+                    "shift of the size mix",
+                    "Fig. 10's shape on a cache of many pages: after the "
+                    "size mix shifts, DRAM pages must follow the new "
+                    "classes; DP reassignment recovers, a calcified "
+                    "allocator (none) does not.", ctx)
+    nvm = math.ceil((item_bytes(a) + item_bytes(b)) * 1.5 / MIB) + 64
+    fixed = "tier_reassign_period=1000000,tier_reassign_rate=4"
+    configs = [("dp (auto)", "tier_reassign=dp"),
+               ("dp (fixed 1M/4)", "tier_reassign=dp," + fixed),
+               ("dp (auto, decay 200k)",
+                "tier_reassign=dp,tier_decay_period=200000"),
+               ("greedy (auto)", "tier_reassign=greedy"),
+               ("psa (auto)", "tier_reassign=psa"),
+               ("none", "tier_reassign=none")]
+    specs = []
+    for name, extra in configs:
+        s = tiered(name, ctx, sc.shift_mb, nvm, "hmcached", extra=extra)
+        reason = probe(s, ctx)
+        if reason is None:
+            specs.append(s)
+        else:
+            r["not_available"].append(na("%s: %s" % (name, reason)))
+    ctx.log("calcscale: %s then %s, -m %d" % (a, b, sc.shift_mb))
+    runs = {s.name: shift_run(s, ctx) for s in specs}
+    n_a = sc.shift_phases[0]
+    labels = ["A%d" % (k + 1) for k in range(n_a)] + \
+        ["B%d" % (k + 1) for k in range(sc.shift_phases[1])]
+    cols = ["phase", "requests after the shift"]
+    for s in specs:
+        cols += [s.name + " D share", s.name + " ops/s", s.name + " moves"]
+    rows = []
+    series: dict = {}
+    for i, lab in enumerate(labels):
+        after = (i - n_a + 1) * sc.shift_phase if i >= n_a else 0
+        row = [lab, "{:,}".format(after) if after else "-"]
+        for s in specs:
+            ph = runs[s.name].get("phases", [])
+            p = ph[i] if i < len(ph) else {}
+            row += [fmt(p.get("d_share")), fmt(p.get("throughput"), "ops"),
+                    fmt(p.get("moves"), "int")]
+            if i >= n_a and p.get("d_share") is not None:
+                series.setdefault(s.name, []).append([after, p["d_share"]])
+        rows.append(row)
+    r["tables"].append({"columns": cols, "rows": rows})
+    srows = []
+    for s in specs:
+        run = runs[s.name]
+        r["configs"][s.name] = {"server": s.cmdline(), "runs": [run]}
+        if "error" in run:
+            r["not_available"].append(na("%s: %s" % (s.name, run["error"])))
+            continue
+        t = run.get("tier_after") or {}
+        srows.append([s.name, fmt(requests_to_reach(run["phases"], n_a, 0.9,
+                                                     sc.shift_phase), "int"),
+                      fmt(t.get("reassign_moves"), "int"),
+                      fmt(t.get("reassign_periods"), "int"),
+                      fmt(t.get("reassign_period_requests"), "int")])
+    r["tables"].append({"title": "after the shift: requests until a phase's "
+                        "D share is 90% of the last phase's, and the "
+                        "reassignment work of the whole run",
+                        "columns": ["config", "requests to 90%",
+                                    "page moves", "periods",
+                                    "last period (requests)"],
+                        "rows": srows})
+    r["notes"].append("one server per config (one run: the D share is "
+                      "deterministic for a seed; ops/s are single runs on "
+                      "a shared machine): preload %s, %d phases of %d "
+                      "requests (95%% GET, set on miss, Zipf 0.99), then "
+                      "preload %s (the shift) and %d phases of B"
+                      % (a, n_a, sc.shift_phase, b, sc.shift_phases[1]))
+    r["notes"].append("-m %d, nvm_size=%dm, nvm_emulate=%s, -t %d; dp "
+                      "(fixed 1M/4) is %s, the defaults before "
+                      "tier_reassign_period/_rate=auto"
+                      % (sc.shift_mb, nvm, PAPER_EMULATE, SERVER_THREADS,
+                         fixed))
+    r["bound"] = ("n/a (the workload changes; the last phase of each "
+                  "config is its own reference)")
+    r["plots"].append({"file": "calcscale.png", "kind": "line",
+                       "title": "D-zone share after the shift (%s -> %s)"
+                       % (a, b), "xlabel": "requests after the shift",
+                       "ylabel": "D-zone share of hits", "series": series})
+    return [r]
+
+
 def callgrind(binary: Path, args: list, ctx: Ctx) -> dict:
     env = dict(os.environ, REQUESTS=str(ctx.scale.ipr_requests), SMALL="1000",
                TCLOAD=str(TCLOAD))
@@ -1353,7 +1518,8 @@ def regenerate_doc(ctx: Ctx, meta: dict) -> None:
 # -------------------------------------------------------------------- main
 
 RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6), ("fig7", exp_fig7),
-           ("fig9", exp_fig9), ("fig10", exp_fig10), ("fig11", exp_fig11),
+           ("fig9", exp_fig9), ("fig10", exp_fig10),
+           ("calcscale", exp_calcscale), ("fig11", exp_fig11),
            ("fogcached", exp_fogcached), ("choices", exp_choices))
 
 

@@ -36,8 +36,9 @@ my $NB = 3000;               # dataset B: ~9 MB of 2000-4000 byte values
 my $MAX_ROUNDS = 40;         # rounds of reads of every B key, at most
 my $GOOD = 0.85;             # a round with this D share: recovered
 my $BATCH = 50;              # keys per multi-get
-my $OPTS = '-m 16 -t 2 -o nvm_size=64m,tier_reassign_period=2000,'
-    . 'tier_reassign_rate=4,tier_decay_period=5000,tier_adjust_period=2000';
+my $BASE_OPTS = '-m 16 -t 2 -o nvm_size=64m,tier_decay_period=5000,'
+    . 'tier_adjust_period=2000';
+my $OPTS = "$BASE_OPTS,tier_reassign_period=2000,tier_reassign_rate=4";
 
 my (%len_a, %len_b);
 $len_a{"a$_"} = 100 + int rand 201 for 1 .. $NA;
@@ -105,13 +106,17 @@ sub bad_values {
     return $bad;
 }
 
+# Called, when set, with the server, its socket and B's keys once phase B
+# is over (before the final checks).
+our $after_recovery;
+
 # Runs both phases: phase B reads every key of B once a round until
 # $done->(last round's D share, `stats tier`) or after $rounds rounds.
 # Returns the rounds read, the last round's D share, the final `stats
 # tier` and the D pages of B's classes.
 sub run_policy {
-    my ($policy, $rounds, $done) = @_;
-    my $srv = new_memcached("$OPTS,tier_reassign=$policy");
+    my ($policy, $rounds, $done, $opts) = @_;
+    my $srv = new_memcached(($opts // $OPTS) . ",tier_reassign=$policy");
     my $s = $srv->sock;
     is(store_all($s, \%len_a), $NA, "$policy: dataset A stored");
     my @a = sort keys %len_a;
@@ -132,6 +137,7 @@ sub run_policy {
         $round++;
         last if $done->($share, $srv->tier_stats);
     }
+    $after_recovery->($srv, $s, \@b) if $after_recovery;
     my $t = $srv->tier_stats;
     my $cls = $srv->tier_classes;
     is(bad_values($s, \%len_a) + bad_values($s, \%len_b), 0,
@@ -187,6 +193,46 @@ for my $policy (qw(greedy psa)) {
     cmp_ok($t->{reassign_periods}, '>', 0, "$policy: periods run");
     cmp_ok($t->{reassign_moves}, '>', 0, "$policy: pages moved");
     cmp_ok($pages, '>', $pages_none, "$policy: B classes gained D pages");
+}
+
+# The defaults: period and rate "auto".  The first period is 20,000
+# requests; later ones about one request per item the D-zone holds (16 MB
+# of 100-4000 byte chunks: tens of thousands), a quarter of that while
+# pages move; each plans half the moves to the best split.  After B has
+# recovered, ten more rounds of the same reads move no page: the split
+# stays put in a steady workload.
+{
+    my $probe = new_memcached($BASE_OPTS);
+    my $st = $probe->stats('settings');
+    is("$st->{tier_reassign_period} $st->{tier_reassign_rate}", 'auto auto',
+        'stats settings: tier_reassign_period and _rate default to auto');
+    is($probe->tier_stats->{reassign_period_requests}, 20000,
+        'auto: the first period is 20000 requests');
+    $probe->stop;
+
+    my (%steady, @period_lens);
+    local $after_recovery = sub {
+        my ($srv, $s, $b) = @_;
+        my $t0 = $srv->tier_stats;
+        for (1 .. 10) {
+            read_round($s, $b);
+            push @period_lens, $srv->tier_stats->{reassign_period_requests};
+        }
+        my $t1 = $srv->tier_stats;
+        %steady = (moves => $t1->{reassign_moves} - $t0->{reassign_moves},
+            periods => $t1->{reassign_periods} - $t0->{reassign_periods});
+    };
+    my ($rounds, $share, $t) = run_policy('dp', $MAX_ROUNDS, $recovered,
+        $BASE_OPTS);
+    cmp_ok($share, '>=', $GOOD, "auto: B recovered within $rounds of "
+        . "$MAX_ROUNDS rounds");
+    cmp_ok($t->{reassign_moves}, '>=', 4, 'auto: pages moved');
+    cmp_ok($steady{periods}, '>=', 1,
+        'auto: periods ran in the ten steady rounds');
+    is($steady{moves}, 0, 'auto: and moved no page (no shuttling)');
+    my $last = $period_lens[-1];
+    ok($last > 20000 && $last <= 1000000,
+        "auto: a steady period is sized from the D-zone ($last requests)");
 }
 
 # stats settings and stats tier classes carry the new names
