@@ -185,7 +185,8 @@ sub run_checks_values {
     my $srv = MemcachedTest::new_memcached('-m 64');
     my $s = $srv->sock;
     print $s "set k000000001 0 0 4\r\nzzzz\r\n";
-    like(scalar <$s>, qr/^STORED/, 'a foreign value stored under a tcload key');
+    like(scalar <$s>, qr/^STORED/,
+         'a foreign value stored under a tcload key');
     for my $proto (qw(ascii binary)) {
         my ($rc, $j, $out) = tcload_json('-s 127.0.0.1:' . $srv->port
             . " -B $proto -n 50 -g 1 --dist uniform --dataset fixed-2-4");
