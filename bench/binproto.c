@@ -9,7 +9,6 @@
 #include <string.h>
 
 enum { BIN_MAGIC_REQUEST = 0x80, BIN_MAGIC_REPLY = 0x81 };
-enum { BIN_SET_EXTRAS = 8 };            /* flags, expiry */
 
 static void put_be16(unsigned char *p, uint16_t v)
 {

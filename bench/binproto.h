@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define BIN_HEADER_LEN 24
+#define BIN_SET_EXTRAS 8                /* flags, expiry */
 
 enum {
     BIN_STATUS_OK = 0x0000,

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
@@ -171,17 +172,29 @@ static int connect_one(config_t *cfg, char *msg, size_t msglen)
     return fd;
 }
 
+static void set_io_timeout(int fd, double seconds)
+{
+    struct timeval tv;
+    tv.tv_sec = (time_t)seconds;
+    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 /* a connected socket becomes the connection's, after its TLS handshake
- * when TLS is on (made while the socket still blocks) */
+ * when TLS is on (made while the socket still blocks, for --timeout at
+ * most: a server that stalls it fails the connection) */
 static int conn_attach(config_t *cfg, conn_t *c, int fd)
 {
     if (cfg->tls) {
+        set_io_timeout(fd, cfg->idle_timeout);
         c->tls = tlsio_connect(fd, cfg->connect_msg,
                                sizeof(cfg->connect_msg));
         if (!c->tls) {
             close(fd);
             return -1;
         }
+        set_io_timeout(fd, 0);
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     c->fd = fd;
@@ -337,7 +350,7 @@ static char *issue_bin(thr_t *t, conn_t *c, int op, uint64_t key)
     uint32_t vs = dataset_value_size(&ph->ds, key);
     if (vs > g_valcap)
         vs = (uint32_t)g_valcap;
-    obuf_reserve(c, BIN_HEADER_LEN + 8 + kl + (size_t)vs);
+    obuf_reserve(c, BIN_HEADER_LEN + BIN_SET_EXTRAS + kl + (size_t)vs);
     char *p = c->obuf + c->olen;
     return p + bin_set_request(p, k, kl, g_valbuf, vs, (uint32_t)key);
 }

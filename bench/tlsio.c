@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct tlsio {
     SSL *ssl;
@@ -23,11 +24,16 @@ static SSL_CTX *client_ctx;
 
 static void openssl_msg(char *msg, size_t msglen, const char *what)
 {
+    int err = errno;
     unsigned long e = ERR_get_error();
     char buf[160];
     if (e)
         ERR_error_string_n(e, buf, sizeof(buf));
-    snprintf(msg, msglen, "%s: %s", what, e ? buf : "failed");
+    else if (err == EAGAIN || err == EWOULDBLOCK)
+        snprintf(buf, sizeof(buf), "timed out");
+    else
+        snprintf(buf, sizeof(buf), "%s", err ? strerror(err) : "failed");
+    snprintf(msg, msglen, "%s: %s", what, buf);
     ERR_clear_error();
 }
 
@@ -77,6 +83,7 @@ tlsio_t *tlsio_connect(int fd, char *msg, size_t msglen)
     }
     /* the socket is still blocking here: connections are set up one after
      * the other before any load is sent */
+    errno = 0;
     if (SSL_connect(t->ssl) != 1) {
         openssl_msg(msg, msglen, "TLS handshake");
         tlsio_close(t, 0);
