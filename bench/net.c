@@ -2,11 +2,15 @@
  * net.c - owns tcload's network engine: connecting (TCP or unix socket),
  * one epoll loop per thread over non-blocking sockets, pipelined request
  * issue in closed loop or open loop (latency from the intended send
- * time), memcached text-protocol reply parsing, set-on-miss, error
- * accounting by kind and the per-connection / hard time limits.
+ * time), reply parsing in the text or the binary protocol (framing in
+ * binproto.c) with every value checked against the stored pattern,
+ * plain or TLS sockets (tlsio.c), set-on-miss, error accounting by kind
+ * and the per-connection / hard time limits.
  */
 #define _GNU_SOURCE
 #include "tcload.h"
+#include "binproto.h"
+#include "tlsio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
@@ -25,7 +30,7 @@
 
 const char *const err_names[E_N] = {
     "error", "client_error", "server_error", "not_stored", "other_reply",
-    "protocol", "conn_closed", "connect", "timeout", "lost"
+    "bad_value", "protocol", "conn_closed", "connect", "timeout", "lost"
 };
 
 volatile int g_interrupted;
@@ -41,6 +46,7 @@ typedef struct {
 
 typedef struct conn {
     int id, fd, dead, want_out;
+    tlsio_t *tls;                 /* NULL: a plain socket */
     rng_t rng;
     uint64_t quota, issued;
     uint64_t pre_next;            /* preload: next key, step = conns */
@@ -163,8 +169,36 @@ static int connect_one(config_t *cfg, char *msg, size_t msglen)
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     return fd;
+}
+
+static void set_io_timeout(int fd, double seconds)
+{
+    struct timeval tv;
+    tv.tv_sec = (time_t)seconds;
+    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* a connected socket becomes the connection's, after its TLS handshake
+ * when TLS is on (made while the socket still blocks, for --timeout at
+ * most: a server that stalls it fails the connection) */
+static int conn_attach(config_t *cfg, conn_t *c, int fd)
+{
+    if (cfg->tls) {
+        set_io_timeout(fd, cfg->idle_timeout);
+        c->tls = tlsio_connect(fd, cfg->connect_msg,
+                               sizeof(cfg->connect_msg));
+        if (!c->tls) {
+            close(fd);
+            return -1;
+        }
+        set_io_timeout(fd, 0);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    c->fd = fd;
+    return 0;
 }
 
 int engine_open(config_t *cfg)
@@ -173,12 +207,17 @@ int engine_open(config_t *cfg)
     g_conns = calloc((size_t)g_nconns, sizeof(conn_t));
     if (!g_conns)
         return -1;
+    if (cfg->tls && tlsio_init(cfg->tls_ca, cfg->tls_cert, cfg->tls_key,
+                               cfg->connect_msg,
+                               sizeof(cfg->connect_msg)) < 0)
+        return -1;
     int ok = 0;
     for (int i = 0; i < g_nconns; i++) {
         conn_t *c = &g_conns[i];
         c->id = i;
-        c->fd = connect_one(cfg, cfg->connect_msg, sizeof(cfg->connect_msg));
-        if (c->fd < 0) {
+        c->fd = -1;
+        int fd = connect_one(cfg, cfg->connect_msg, sizeof(cfg->connect_msg));
+        if (fd < 0 || conn_attach(cfg, c, fd) < 0) {
             c->dead = 1;
             cfg->connect_errors++;
         } else {
@@ -201,9 +240,9 @@ int engine_open(config_t *cfg)
 
 void engine_close(config_t *cfg)
 {
-    (void)cfg;
     for (int i = 0; i < g_nconns; i++) {
         conn_t *c = &g_conns[i];
+        tlsio_close(c->tls, !c->dead);
         if (c->fd >= 0 && !c->dead)
             close(c->fd);
         free(c->ring);
@@ -214,6 +253,8 @@ void engine_close(config_t *cfg)
     free(g_conns);
     free(g_valbuf);
     g_conns = NULL;
+    if (cfg->tls)
+        tlsio_cleanup();
 }
 
 /* ---- helpers ---- */
@@ -227,6 +268,8 @@ static void conn_kill(thr_t *t, conn_t *c, int kind, const char *why)
     if (why && !t->st.first_err[0])
         snprintf(t->st.first_err, sizeof(t->st.first_err), "conn %d: %s",
                  c->id, why);
+    tlsio_close(c->tls, 0);
+    c->tls = NULL;
     close(c->fd);
     c->fd = -1;
     c->dead = 1;
@@ -293,12 +336,33 @@ static void trace_line(thr_t *t, int op, uint64_t key, uint32_t size)
                                (unsigned long long)key, size);
 }
 
+/* a binary request; its opaque is the key id, which the reply echoes */
+static char *issue_bin(thr_t *t, conn_t *c, int op, uint64_t key)
+{
+    phase_t *ph = t->ph;
+    char k[16];
+    uint16_t kl = (uint16_t)format_key(k, ph->ns, key);
+    if (op == OP_GET) {
+        obuf_reserve(c, BIN_HEADER_LEN + kl);
+        char *p = c->obuf + c->olen;
+        return p + bin_get_request(p, k, kl, (uint32_t)key);
+    }
+    uint32_t vs = dataset_value_size(&ph->ds, key);
+    if (vs > g_valcap)
+        vs = (uint32_t)g_valcap;
+    obuf_reserve(c, BIN_HEADER_LEN + BIN_SET_EXTRAS + kl + (size_t)vs);
+    char *p = c->obuf + c->olen;
+    return p + bin_set_request(p, k, kl, g_valbuf, vs, (uint32_t)key);
+}
+
 static void issue(thr_t *t, conn_t *c, int op, uint64_t key, uint64_t ts,
                   int from_miss)
 {
     phase_t *ph = t->ph;
     char *p;
-    if (op == OP_GET) {
+    if (t->cfg->protocol == PROTO_BINARY) {
+        p = issue_bin(t, c, op, key);
+    } else if (op == OP_GET) {
         obuf_reserve(c, 16);
         p = c->obuf + c->olen;
         memcpy(p, "get ", 4);
@@ -386,11 +450,24 @@ static void conn_set_out(thr_t *t, conn_t *c, int want)
     c->want_out = want;
 }
 
+static ssize_t conn_send(conn_t *c, const char *buf, size_t len)
+{
+    if (c->tls)
+        return tlsio_send(c->tls, buf, len);
+    return send(c->fd, buf, len, MSG_NOSIGNAL);
+}
+
+static ssize_t conn_recv(conn_t *c, char *buf, size_t len)
+{
+    if (c->tls)
+        return tlsio_recv(c->tls, buf, len);
+    return recv(c->fd, buf, len, 0);
+}
+
 static void conn_flush(thr_t *t, conn_t *c)
 {
     while (!c->dead && c->ooff < c->olen) {
-        ssize_t n = send(c->fd, c->obuf + c->ooff, c->olen - c->ooff,
-                         MSG_NOSIGNAL);
+        ssize_t n = conn_send(c, c->obuf + c->ooff, c->olen - c->ooff);
         if (n > 0) {
             c->ooff += (size_t)n;
             continue;
@@ -478,9 +555,118 @@ static void note_err(thr_t *t, conn_t *c, int kind, const char *l, size_t len)
                  c->id, (int)(len > 120 ? 120 : len), l);
 }
 
+/* every value tcload stores is a prefix of g_valbuf's pattern, whatever
+ * the dataset, so a value that is not one was corrupted on the way */
+static void check_value(thr_t *t, conn_t *c, const char *v, size_t len)
+{
+    if (len <= g_valcap && memcmp(v, g_valbuf, len) == 0)
+        return;
+    static const char why[] = "a value differs from the stored pattern";
+    note_err(t, c, E_BAD_VALUE, why, sizeof(why) - 1);
+}
+
+/* room for a reply of need bytes in the input buffer */
+static void ibuf_fit(conn_t *c, size_t need)
+{
+    if (c->icap >= need + 4096)
+        return;
+    size_t rest = c->ilen - c->ioff;
+    memmove(c->ibuf, c->ibuf + c->ioff, rest);
+    c->ilen = rest;
+    c->ioff = 0;
+    c->icap = need + 65536;
+    c->ibuf = xrealloc(c->ibuf, c->icap);
+}
+
+static int bin_status_kind(uint16_t status)
+{
+    switch (status) {
+    case BIN_STATUS_NOT_STORED: return E_NOT_STORED;
+    case BIN_STATUS_UNKNOWN_COMMAND: return E_ERROR;
+    case BIN_STATUS_EINVAL:
+    case BIN_STATUS_TOO_LARGE: return E_CLIENT;
+    default: return status >= 0x80 ? E_SERVER : E_OTHER_REPLY;
+    }
+}
+
+/* a binary reply that is not a success or a GET miss */
+static void note_bin_err(thr_t *t, conn_t *c, const bin_reply_t *r,
+                         const char *body)
+{
+    char msg[160];
+    uint32_t ml = r->bodylen - r->extlen - r->keylen;
+    snprintf(msg, sizeof(msg), "binary status 0x%04x: %.*s", r->status,
+             (int)(ml > 100 ? 100 : ml), body + r->extlen + r->keylen);
+    note_err(t, c, bin_status_kind(r->status), msg, strlen(msg));
+}
+
+/* one complete binary reply, the answer to the oldest request */
+static int conn_bin_reply(thr_t *t, conn_t *c, const bin_reply_t *r,
+                          const char *body, uint64_t now)
+{
+    req_t *rq = &c->ring[c->head];
+    uint8_t want = rq->op == OP_GET ? BIN_OP_GET : BIN_OP_SET;
+    if (r->opcode != want || r->opaque != (uint32_t)rq->key) {
+        conn_kill(t, c, E_PROTOCOL, "binary reply out of step (opcode or "
+                  "opaque is not the oldest request's)");
+        return -1;
+    }
+    if (r->status == BIN_STATUS_OK && rq->op == OP_GET) {
+        if (r->extlen != 4) {
+            conn_kill(t, c, E_PROTOCOL, "GET reply without 4 bytes of flags");
+            return -1;
+        }
+        check_value(t, c, body + r->extlen + r->keylen,
+                    r->bodylen - r->extlen - r->keylen);
+        complete(t, c, now, 0);
+    } else if (r->status == BIN_STATUS_OK) {
+        complete(t, c, now, 0);
+    } else if (r->status == BIN_STATUS_NOT_FOUND && rq->op == OP_GET) {
+        complete(t, c, now, 1);
+    } else {
+        note_bin_err(t, c, r, body);
+        complete(t, c, now, 2);
+    }
+    return 0;
+}
+
+static void conn_parse_bin(thr_t *t, conn_t *c, uint64_t now)
+{
+    while (!c->dead) {
+        const unsigned char *buf = (unsigned char *)c->ibuf + c->ioff;
+        size_t avail = c->ilen - c->ioff;
+        if (avail == 0)
+            return;
+        if (c->count == 0) {
+            conn_kill(t, c, E_PROTOCOL, "binary reply to no request");
+            return;
+        }
+        if (avail < BIN_HEADER_LEN)
+            return;
+        bin_reply_t r;
+        if (bin_reply_header(buf, &r) < 0 || r.bodylen > (1u << 31)) {
+            conn_kill(t, c, E_PROTOCOL, "not a binary reply header");
+            return;
+        }
+        size_t frame = BIN_HEADER_LEN + (size_t)r.bodylen;
+        if (avail < frame) {
+            ibuf_fit(c, frame);
+            return;
+        }
+        c->ioff += frame;
+        if (conn_bin_reply(t, c, &r, (const char *)buf + BIN_HEADER_LEN,
+                           now) < 0)
+            return;
+    }
+}
+
 /* parse every complete reply in the input buffer */
 static void conn_parse(thr_t *t, conn_t *c, uint64_t now)
 {
+    if (t->cfg->protocol == PROTO_BINARY) {
+        conn_parse_bin(t, c, now);
+        return;
+    }
     while (!c->dead) {
         char *buf = c->ibuf + c->ioff;
         size_t avail = c->ilen - c->ioff;
@@ -499,6 +685,7 @@ static void conn_parse(thr_t *t, conn_t *c, uint64_t now)
                 conn_kill(t, c, E_PROTOCOL, "value not followed by CRLF");
                 return;
             }
+            check_value(t, c, buf, c->vlen);
             c->ioff += c->vlen + 2;
             c->pstate = PS_END;
             continue;
@@ -532,15 +719,7 @@ static void conn_parse(thr_t *t, conn_t *c, uint64_t now)
                 }
                 c->vlen = (size_t)bytes;
                 c->pstate = PS_DATA;
-                if (c->icap < c->vlen + 4096) {
-                    /* make room for the whole value after compaction */
-                    size_t rest = c->ilen - c->ioff;
-                    memmove(c->ibuf, c->ibuf + c->ioff, rest);
-                    c->ilen = rest;
-                    c->ioff = 0;
-                    c->icap = c->vlen + 65536;
-                    c->ibuf = xrealloc(c->ibuf, c->icap);
-                }
+                ibuf_fit(c, c->vlen);
             } else {
                 int k = classify(buf, len);
                 note_err(t, c, k, buf, len);
@@ -588,12 +767,14 @@ static void conn_read(thr_t *t, conn_t *c)
             c->icap = c->icap ? c->icap * 2 : 65536;
             c->ibuf = xrealloc(c->ibuf, c->icap);
         }
-        ssize_t n = recv(c->fd, c->ibuf + c->ilen, c->icap - c->ilen, 0);
+        ssize_t n = conn_recv(c, c->ibuf + c->ilen, c->icap - c->ilen);
         if (n > 0) {
             c->ilen += (size_t)n;
             t->st.bytes_in += (uint64_t)n;
             conn_parse(t, c, now_ns());
-            if (c->dead || (size_t)n < 16384)
+            /* TLS reads one record at a time and may hold decrypted bytes
+             * that epoll cannot see: read on until it would block */
+            if (c->dead || (!c->tls && (size_t)n < 16384))
                 return;
             continue;
         }

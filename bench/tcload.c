@@ -20,8 +20,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
 "usage: tcload (-s HOST:PORT | -S PATH | --dry-run) [options]\n"
-"  -s, --server HOST:PORT   memcached text protocol over TCP\n"
+"  -s, --server HOST:PORT   a memcached server over TCP\n"
 "  -S, --socket PATH        ... over a unix socket\n"
+"  -B, --protocol P         ascii (default) or binary (GET and SET frames)\n"
+"      --tls                TLS over TCP (OpenSSL); the server's certificate\n"
+"                           is not verified unless --tls-ca is given\n"
+"      --tls-ca FILE        verify the server against these CAs (PEM)\n"
+"      --tls-cert FILE      present this client certificate chain (PEM)\n"
+"      --tls-key FILE       ... with this private key (PEM)\n"
 "  -c, --conns N            connections (default 1)\n"
 "  -T, --threads N          threads, each an epoll loop (default 1)\n"
 "  -d, --depth N            requests in flight per connection (default 1;\n"
@@ -57,7 +63,8 @@ static void usage(FILE *f)
 "      --dump-keys N        dry run of N requests per phase\n"
 "  -q, --quiet              no text summary\n"
 "exit: 0 run completed (error replies are counted, not fatal); 1 a\n"
-"connection failed, was closed, timed out or desynchronised; 2 bad usage\n");
+"connection failed, was closed, timed out or desynchronised, or a value\n"
+"read back was not the one stored; 2 bad usage\n");
 }
 
 static void die2(const char *fmt, ...)
@@ -326,6 +333,9 @@ static int write_json(const config_t *cfg, const stats_t *tot, double elapsed)
     }
     fprintf(f, "{\"tool\": \"tcload\", \"version\": 1, \"server\": ");
     json_str(f, cfg->unix_path ? cfg->unix_path : cfg->host_port);
+    fprintf(f, ", \"protocol\": \"%s\", \"tls\": %s",
+            cfg->protocol == PROTO_BINARY ? "binary" : "ascii",
+            cfg->tls ? "true" : "false");
     fprintf(f, ", \"seed\": %llu, \"conns\": %d, \"threads\": %d, "
             "\"depth\": %d, \"connect_errors\": %llu, \"connect_error\": ",
             (unsigned long long)cfg->seed, cfg->conns, cfg->threads,
@@ -424,7 +434,8 @@ int main(int argc, char **argv)
     enum {
         O_DIST = 256, O_THETA, O_NOSCR, O_HOTF, O_HOTO, O_DATASET, O_SOM,
         O_PRELOAD, O_PHASE, O_SEED, O_DURATION, O_MAXDUR, O_TIMEOUT, O_JSON,
-        O_TRACE, O_DRY, O_DUMP, O_PDEPTH
+        O_TRACE, O_DRY, O_DUMP, O_PDEPTH, O_TLS, O_TLS_CA, O_TLS_CERT,
+        O_TLS_KEY
     };
     static const struct option lo[] = {
         {"server", required_argument, 0, 's'},
@@ -455,10 +466,16 @@ int main(int argc, char **argv)
         {"dry-run", no_argument, 0, O_DRY},
         {"dump-keys", required_argument, 0, O_DUMP},
         {"preload-depth", required_argument, 0, O_PDEPTH},
+        {"protocol", required_argument, 0, 'B'},
+        {"tls", no_argument, 0, O_TLS},
+        {"tls-ca", required_argument, 0, O_TLS_CA},
+        {"tls-cert", required_argument, 0, O_TLS_CERT},
+        {"tls-key", required_argument, 0, O_TLS_KEY},
         {0, 0, 0, 0}
     };
     int o;
-    while ((o = getopt_long(argc, argv, "s:S:c:T:d:r:g:n:qh", lo, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:S:c:T:d:r:g:n:qhB:", lo,
+                            NULL)) != -1) {
         switch (o) {
         case 's': cfg.host_port = optarg; break;
         case 'S': cfg.unix_path = optarg; break;
@@ -472,6 +489,18 @@ int main(int argc, char **argv)
             df.has_requests = 1;
             break;
         case 'q': cfg.quiet = 1; break;
+        case 'B':
+            if (!strcmp(optarg, "ascii"))
+                cfg.protocol = PROTO_ASCII;
+            else if (!strcmp(optarg, "binary"))
+                cfg.protocol = PROTO_BINARY;
+            else
+                die2("unknown protocol '%s' (ascii, binary)", optarg);
+            break;
+        case O_TLS: cfg.tls = 1; break;
+        case O_TLS_CA: cfg.tls_ca = optarg; break;
+        case O_TLS_CERT: cfg.tls_cert = optarg; break;
+        case O_TLS_KEY: cfg.tls_key = optarg; break;
         case 'h': usage(stdout); return 0;
         case O_DIST:
             if (dist_from_name(optarg, &df.dist) < 0)
@@ -525,6 +554,10 @@ int main(int argc, char **argv)
         die2("need -s HOST:PORT, -S PATH or --dry-run");
     if (cfg.host_port && cfg.unix_path)
         die2("-s and -S are exclusive");
+    if (cfg.tls && cfg.unix_path)
+        die2("--tls is for TCP (-s); memcached serves unix sockets in clear");
+    if (!cfg.tls && (cfg.tls_ca || cfg.tls_cert || cfg.tls_key))
+        die2("--tls-ca, --tls-cert and --tls-key need --tls");
     if (cfg.depth == 0) {
         int open_loop = df.rate > 0;
         for (int i = 0; i < nspecs; i++)
@@ -624,7 +657,7 @@ int main(int argc, char **argv)
     if (cfg.trace && fclose(cfg.trace) != 0)
         rc = 1;
     if (tot->err[E_CONNECT] || tot->err[E_CLOSED] || tot->err[E_PROTOCOL] ||
-        tot->err[E_TIMEOUT])
+        tot->err[E_TIMEOUT] || tot->err[E_BAD_VALUE])
         rc = 1;
     engine_close(&cfg);
     free(tot);

@@ -13,6 +13,7 @@
 
 enum { OP_GET = 0, OP_SET = 1 };
 enum { STAGE_PRELOAD = 0, STAGE_RUN = 1 };
+enum { PROTO_ASCII = 0, PROTO_BINARY = 1 };
 
 enum errkind {
     E_ERROR,        /* "ERROR" reply */
@@ -20,6 +21,7 @@ enum errkind {
     E_SERVER,       /* "SERVER_ERROR ..." */
     E_NOT_STORED,   /* "NOT_STORED" to a set */
     E_OTHER_REPLY,  /* EXISTS, NOT_FOUND, ... where not expected */
+    E_BAD_VALUE,    /* a GET's value is not the pattern tcload stores */
     E_PROTOCOL,     /* unparsable reply: connection closed by us */
     E_CLOSED,       /* server closed the connection / reset */
     E_CONNECT,      /* connect() failed */
@@ -61,6 +63,9 @@ typedef struct {
 typedef struct {
     const char *host_port;
     const char *unix_path;
+    int protocol;             /* PROTO_ASCII or PROTO_BINARY */
+    int tls;                  /* TLS over the TCP connections */
+    const char *tls_ca, *tls_cert, *tls_key;
     int conns, threads, depth, preload_depth;
     uint64_t seed;
     double max_duration;      /* hard cap on the whole run (s) */

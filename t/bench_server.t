@@ -2,13 +2,17 @@
 # t/bench_server.t - runs tcload against Debian's stock memcached and
 # checks its counts against the server's own stats; then against a fake
 # server that answers an error and hangs up, to check errors are counted
-# and the run ends by itself.
+# and the run ends by itself; then against our server in the binary
+# protocol (-B binary) and over TLS (-Z, a certificate made with the
+# openssl tool), every value read back checked, and with a corrupted
+# value in each protocol, which tcload must report.
 use strict;
 use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use MemcachedTest ();    # its watchdog, scaled for the build and the load
+use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use JSON::PP;
 use POSIX ':sys_wait_h';
@@ -16,7 +20,6 @@ use POSIX ':sys_wait_h';
 my $root = "$FindBin::Bin/..";
 my $tc = "$root/bench/tcload";
 my $mc = '/usr/bin/memcached';
-plan skip_all => "$mc not installed" unless -x $mc;
 system("make -s -C $root/bench >/dev/null") == 0 or die "make -C bench failed\n";
 
 my @kids;
@@ -53,7 +56,8 @@ sub read_json {
 my $json = "/tmp/tcload-srv-$$.json";
 
 # --- stock memcached ---
-{
+SKIP: {
+    skip "$mc not installed", 16 unless -x $mc;
     my $port = free_port();
     my @cmd = ($mc, '-p', $port, '-U', 0, '-l', '127.0.0.1', '-m', 64, '-t', 2);
     push @cmd, '-u', 'nobody' if $> == 0;
@@ -142,6 +146,82 @@ my $json = "/tmp/tcload-srv-$$.json";
     $out = `$tc -s 127.0.0.1:$port -n 10 --json $json 2>&1`;
     is($? >> 8, 1, 'connection refused: exit 1');
     like($out, qr/Connection refused/, '... with the reason');
+}
+# --- our server: the binary protocol, TLS, corrupted values ---
+sub tcload_json {
+    my ($args) = @_;
+    unlink $json;
+    my $out = `$tc --max-duration 40 --timeout 10 $args --json $json 2>&1`;
+    return ($? >> 8, read_json($json), $out);
+}
+
+# a full run: preload, then reads that must all hit with intact values
+sub run_checks_values {
+    my ($name, $port, $args) = @_;
+    my ($rc, $j, $out) = tcload_json("-s 127.0.0.1:$port $args --preload "
+        . "-n 4000 -g 0.9 --dataset Uni-2000-3000 -c 2 -d 4 --seed 3");
+    is($rc, 0, "$name: tcload exits 0") or diag($out);
+    my $ph = $j ? $j->{phases}[0] : {};
+    is($j && $j->{totals}{errors}{total}, 0, "$name: no errors")
+        or diag($out);
+    is($ph->{preload}{set}, 2000, "$name: preload stored every key");
+    is($ph->{run}{ops}, 4000, "$name: 4000 requests answered");
+    ok($ph->{run}{get} > 3000 && $ph->{run}{hits} == $ph->{run}{get},
+       "$name: every GET hit ($ph->{run}{hits} of $ph->{run}{get})");
+}
+
+{
+    my $srv = MemcachedTest::new_memcached('-B binary -m 64');
+    run_checks_values('binary', $srv->port, '-B binary');
+    # sets: longer than a binary header, so the server closes at once
+    my ($rc) = tcload_json('-s 127.0.0.1:' . $srv->port
+        . ' -n 10 -g 0 --timeout 3');
+    is($rc, 1, 'the same server refuses tcload in ASCII: binary was used');
+    $srv->stop;
+}
+
+# a value that is not tcload's pattern is reported, whichever protocol
+{
+    my $srv = MemcachedTest::new_memcached('-m 64');
+    my $s = $srv->sock;
+    print $s "set k000000001 0 0 4\r\nzzzz\r\n";
+    like(scalar <$s>, qr/^STORED/,
+         'a foreign value stored under a tcload key');
+    for my $proto (qw(ascii binary)) {
+        my ($rc, $j, $out) = tcload_json('-s 127.0.0.1:' . $srv->port
+            . " -B $proto -n 50 -g 1 --dist uniform --dataset fixed-2-4");
+        is($rc, 1, "$proto: a bad value makes the exit status 1");
+        ok($j && $j->{totals}{errors}{bad_value} > 0,
+           "$proto: counted as bad_value") or diag($out);
+        is($j && $j->{totals}{misses} + $j->{totals}{hits}, 50,
+           "$proto: the run went on");
+    }
+    $srv->stop;
+}
+
+SKIP: {
+    skip 'the openssl tool is missing', 8
+        unless system('openssl version >/dev/null 2>&1') == 0;
+    my $dir = tempdir('tcload-tls-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    chmod 0755, $dir;
+    system("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1"
+        . " -nodes -days 2 -subj /CN=127.0.0.1 -keyout $dir/key.pem"
+        . " -out $dir/cert.pem >/dev/null 2>&1") == 0 or die "openssl failed";
+    chmod 0644, "$dir/key.pem";
+    my $srv = MemcachedTest::new_memcached(
+        "-m 64 -Z -o ssl_chain_cert=$dir/cert.pem,ssl_key=$dir/key.pem");
+    run_checks_values('TLS binary', $srv->port,
+                      "--tls --tls-ca $dir/cert.pem -B binary");
+    my ($rc, $j, $out) = tcload_json('-s 127.0.0.1:' . $srv->port
+        . ' --tls -n 2000 -g 0.9 --dataset Uni-2000-3000 -c 2 -d 4');
+    ok($rc == 0 && $j->{totals}{ops} == 2000 && !$j->{totals}{errors}{total},
+       'TLS ASCII: 2000 requests, no errors') or diag($out);
+    ($rc, $j, $out) = tcload_json('-s 127.0.0.1:' . $srv->port . ' -n 10');
+    is($rc, 1, 'without --tls the TLS port fails the run');
+    ($rc, $j, $out) = tcload_json('-s 127.0.0.1:' . $srv->port
+        . " --tls --tls-ca $dir/key.pem -n 10");
+    isnt($rc, 0, '--tls-ca that is no certificate: refused');
+    $srv->stop;
 }
 unlink $json;
 done_testing();
