@@ -6,8 +6,8 @@
  * registry (tier_policy.c) by `-o tier_policy=`; the engine calls it and
  * never asks which policy runs.  One file per policy implements it:
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
- * policy_duallru.c, policy_hmhc.c, and policy_dram.c (no tier: the engine runs without an
- * N-zone).  Adding a policy is one new file plus one line in the registry
+ * policy_duallru.c, policy_hmhc.c, and policy_dram.c (no tier: the engine
+ * runs without an N-zone).  Adding a policy is one new file plus one line in the registry
  * (and its name in the tier_policy option's list).
  *
  * What a policy decides:
