@@ -88,18 +88,18 @@ static void hmhc_d_accessed(item *it)
     }
 }
 
-/* Seconds in the D-zone, one at least (a warm restart may leave d_since
- * ahead of the new clock). */
-static uint64_t d_age(const item *it)
+/* Seconds in the D-zone at now, one at least (a warm restart may leave
+ * d_since ahead of the new clock). */
+static uint64_t d_age(const item *it, rel_time_t now)
 {
-    rel_time_t now = current_time;
     return now > it->d_since ? now - it->d_since : 1;
 }
 
 /* a's priority is below b's: hits_a / age_a < hits_b / age_b */
-static bool ranks_below(const item *a, const item *b)
+static bool ranks_below(const item *a, const item *b, rel_time_t now)
 {
-    return (uint64_t)a->d_hits * d_age(b) < (uint64_t)b->d_hits * d_age(a);
+    return (uint64_t)a->d_hits * d_age(b, now)
+        < (uint64_t)b->d_hits * d_age(a, now);
 }
 
 /* Start-up, before any thread evicts: the MQ queues are new (mq_init),
@@ -116,12 +116,12 @@ static void hmhc_init(const struct tier_engine *engine)
     }
 }
 
-/* The sweep's next D item of class clsid, pinned, or NULL when a whole
- * round of the queues found none (sampler lock held). */
-static item *do_next_candidate(struct sampler *s, unsigned int clsid)
+/* The sweep's next D item of class clsid, pinned, or NULL once the sweep
+ * has passed *ends_left more queue ends (sampler lock held). */
+static item *do_next_candidate(struct sampler *s, unsigned int clsid,
+                               unsigned int *ends_left)
 {
-    unsigned int nq = mq_queues();
-    for (unsigned int ends = 0; ends <= nq; ends++) {
+    while (*ends_left > 0) {
         if (!s->walking) {
             mq_cursor_start(s->cursor, clsid, s->level);
             s->walking = true;
@@ -131,7 +131,8 @@ static item *do_next_candidate(struct sampler *s, unsigned int clsid)
             return it;
         }
         s->walking = false;     /* the cursor left the queue at its head */
-        s->level = (s->level + 1) % nq;
+        s->level = (s->level + 1) % mq_queues();
+        (*ends_left)--;
     }
     return NULL;
 }
@@ -170,13 +171,21 @@ static item *do_sample_victim(struct sampler *s, unsigned int clsid,
                               bool (*accept)(item *, void *), void *arg,
                               uint64_t *hv_out)
 {
+    rel_time_t now = current_time;
     item *best = NULL;
     uint64_t best_hv = 0;
     unsigned int looked = 0;
+    /* a class of fewer than HMHC_SAMPLE items is looked at about once
+     * round, not over and over */
+    unsigned int ends_left = mq_queues() + 1;
     item *it;
     while (looked < HMHC_SAMPLE
-           && (it = do_next_candidate(s, clsid)) != NULL) {
+           && (it = do_next_candidate(s, clsid, &ends_left)) != NULL) {
         looked++;
+        if (it == best) {
+            item_remove(it);    /* seen again this round: drop the pin */
+            continue;
+        }
         uint64_t hv;
         if (!claim(it, &hv)) {
             continue;
@@ -186,7 +195,7 @@ static item *do_sample_victim(struct sampler *s, unsigned int clsid,
             continue;
         }
         bool dead = tier_engine_ops->d_is_dead(it);
-        if (best != NULL && !dead && !ranks_below(it, best)) {
+        if (best != NULL && !dead && !ranks_below(it, best, now)) {
             release(it, hv);
             continue;
         }
