@@ -1322,7 +1322,9 @@ def render_md(results: list, meta: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_outputs(results: list, ctx: Ctx, meta: dict) -> None:
+def write_outputs(results: list, ctx: Ctx, meta: dict, to_doc: bool) -> None:
+    """JSON and plots into the out dir; the plots also into doc/results/
+    unless --no-doc (which leaves doc/ as it is)."""
     DOC_PLOTS.mkdir(parents=True, exist_ok=True)
     for r in results:
         r.update(date=meta["date"], commit=meta["commit"],
@@ -1331,6 +1333,8 @@ def write_outputs(results: list, ctx: Ctx, meta: dict) -> None:
             err = plot(p, ctx.out / p["file"])
             if err:
                 r["not_available"].append(na("plot %s: %s" % (p["file"], err)))
+                continue
+            if not to_doc:
                 continue
             shutil.copyfile(ctx.out / p["file"], DOC_PLOTS / p["file"])
             p["committed"] = True
@@ -1375,7 +1379,7 @@ def main(argv: list) -> int:
     ap.add_argument("--requests", type=int, default=0,
                     help="override requests per run (development)")
     ap.add_argument("--no-doc", action="store_true",
-                    help="do not rewrite doc/results.md")
+                    help="do not rewrite doc/results.md or its plots")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()]
     bad = [x for x in only if x not in EXPERIMENTS]
@@ -1418,7 +1422,7 @@ def main(argv: list) -> int:
                 results = fn(ctx)
                 for r in results:
                     r["elapsed_s"] = time.monotonic() - t1
-                write_outputs(results, ctx, meta)
+                write_outputs(results, ctx, meta, not a.no_doc)
                 ctx.log("%s done in %.0f s" % (name, time.monotonic() - t1))
         except KeyboardInterrupt:
             print("experiments: interrupted; servers stopped", file=sys.stderr)
