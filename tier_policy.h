@@ -7,8 +7,8 @@
  * never asks which policy runs.  One file per policy implements it:
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
  * policy_duallru.c, policy_hmhc.c, and policy_dram.c (no tier: the engine
- * runs without an N-zone).  Adding a policy is one new file plus one line in the registry
- * (and its name in the tier_policy option's list).
+ * runs without an N-zone).  Adding a policy is one new file plus one line
+ * in the registry (and its name in the tier_policy option's list).
  *
  * What a policy decides:
  *   - placement: whether a new version of a key goes to the N-zone;
