@@ -1,9 +1,9 @@
 /*
- * policy_hmhc.c: tier_policy=hmhc, HM-HC, the HMCached paper's strongest
- * baseline (doc/tiering.md "HM-HC"): hmcached's tiering (placement by
- * the key's zone, promotion of N items whose decayed counter passes the
- * class threshold, demotion of D victims, the N-zone's CLOCK) with the
- * D-zone's replacement swapped for hyperbolic caching.
+ * policy_hmhc.c: tier_policy=hmhc, HM-HC, the strongest baseline HMCached
+ * is measured against (doc/tiering.md "HM-HC"): hmcached's tiering
+ * (placement by the key's zone, promotion of N items whose decayed counter
+ * passes the class threshold, demotion of D victims, the N-zone's CLOCK)
+ * with the D-zone's replacement swapped for hyperbolic caching.
  *
  * An item's priority is d_hits / (now - d_since): the accesses it had
  * since it entered the D-zone over the seconds it has been there (one at
@@ -49,7 +49,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Items compared per victim: the hyperbolic caching paper's default. */
+/* Items compared per victim (doc/tiering.md "HM-HC" says why 64). */
 #define HMHC_SAMPLE 64
 
 struct sampler {
@@ -104,7 +104,9 @@ static bool ranks_below(const item *a, const item *b, rel_time_t now)
 
 /* Start-up, before any thread evicts: the MQ queues are new (mq_init),
  * so every sweep starts afresh, its cursor made on the class's first
- * eviction. */
+ * eviction.  The cursors of an earlier engine in the same process (a unit
+ * test starting it twice) are dropped, not freed: freeing one would
+ * unlink it from queues mq_init has emptied since. */
 static void hmhc_init(const struct tier_engine *engine)
 {
     for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
