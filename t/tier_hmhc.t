@@ -7,9 +7,10 @@
 #     without an N-zone the policy is refused;
 #   - of three keys stored before a fill that overflows D, the one read
 #     often and recently stays in D, while one read often but idle for a
-#     long time and one read once both go to N (under hmcached's MQ both
-#     of those would outlive the fill's never-read items); every value
-#     reads back intact.
+#     long time and one read once both go to N when promotions of the
+#     fill need D chunks (under hmcached's MQ the idle one, high in the
+#     queues, would outlive the fill's items read five times); every
+#     value reads back intact.
 use strict;
 use warnings;
 use FindBin;
