@@ -64,9 +64,15 @@ typedef struct _stritem {
     uint8_t mq_level;             /* queue index, valid while ITEM_QUEUED */
     uint8_t epoch;                /* decay epoch of the last access (low 3
                                    * bits of migrate_epoch()); tiers only */
-    uint8_t pad_[6];
+    /* tier_policy=hmhc (doc/tiering.md "HM-HC"): accesses since the item
+     * entered the D-zone, and when it did; other policies leave them be.
+     * They fill what was padding: the header keeps its 56 bytes. */
+    uint16_t d_hits;
+    rel_time_t d_since;
     char data[];
 } item;
+
+_Static_assert(sizeof(item) == 56, "the item header keeps its size");
 
 #define ITEM_key(it)   ((it)->data)
 #define ITEM_data(it)  ((it)->data + (it)->nkey + 1)

@@ -47,6 +47,9 @@ void count_access(item *it)
     } else if (it->counter < COUNTER_MAX) {
         it->counter++;
     }
+    if (active_policy->d_accessed != NULL) {
+        active_policy->d_accessed(it);
+    }
 }
 
 static bool accept_dead(item *it, void *arg)
@@ -117,7 +120,8 @@ unsigned int items_reclaim_tails(unsigned int clsid, unsigned int max)
 }
 
 /* Free one D chunk of class id: reclaim a dead item, demote the MQ victim
- * (policies that migrate) or, if allowed, evict it.  False when nothing
+ * (or the policy's own, tier_policy.h d_victim) where the policy migrates
+ * or, if allowed, evict it.  False when nothing
  * could be freed. */
 static bool make_room(unsigned int id, bool may_evict)
 {
@@ -126,8 +130,10 @@ static bool make_room(unsigned int id, bool may_evict)
     /* Under -M a victim may still move to the N-zone if that needs no
      * eviction there. */
     bool take_any = may_evict || (demotes && slabs_tier_can_alloc(id));
-    item *victim = mq_pick_victim(id, take_any ? NULL : accept_dead, NULL,
-                                  &hv);
+    mq_accept_fn accept = take_any ? NULL : accept_dead;
+    item *victim = active_policy->d_victim != NULL
+        ? active_policy->d_victim(id, accept, NULL, &hv)
+        : mq_pick_victim(id, accept, NULL, &hv);
     if (victim == NULL) {
         return false;
     }
@@ -175,6 +181,9 @@ bool do_link_d(item *it, uint64_t hv)
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
     tier_reassign_note(it->slabs_clsid, -1, it->counter);
+    if (active_policy->d_entered != NULL) {
+        active_policy->d_entered(it);
+    }
     mq_link(it);
     return true;
 }

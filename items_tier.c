@@ -108,6 +108,9 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     nitem_unseal(off);
     slabs_tier_free(off);
     heap_meta(snap)->noff = HEAP_NO_OFF;
+    if (active_policy->d_entered != NULL) {
+        active_policy->d_entered(d);
+    }
     mq_link(d);
     struct class_counters *cc = &ccount[id];
     ctr_sub(&cc->n_items, 1);

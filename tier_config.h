@@ -18,7 +18,8 @@ enum tier_policy {
     TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
     TIER_POLICY_DRAM,            /* N-zone unused */
     TIER_POLICY_NVM,             /* every item in the N-zone */
-    TIER_POLICY_DUALLRU          /* Fogcached: segmented LRU in each zone */
+    TIER_POLICY_DUALLRU,         /* Fogcached: segmented LRU in each zone */
+    TIER_POLICY_HMHC             /* HM-HC: hmcached, hyperbolic D victims */
 };
 
 /* tier_placement=: where a new key is stored */

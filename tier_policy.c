@@ -21,6 +21,7 @@ static const struct tier_policy_ops *const registry[] = {
     [TIER_POLICY_DRAM] = &policy_dram,
     [TIER_POLICY_NVM] = &policy_nvm,
     [TIER_POLICY_DUALLRU] = &policy_duallru,
+    [TIER_POLICY_HMHC] = &policy_hmhc,
 };
 
 const struct tier_engine *tier_engine_ops;

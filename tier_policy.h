@@ -6,9 +6,9 @@
  * registry (tier_policy.c) by `-o tier_policy=`; the engine calls it and
  * never asks which policy runs.  One file per policy implements it:
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
- * policy_duallru.c, and policy_dram.c (no tier: the engine runs without an
- * N-zone).  Adding a policy is one new file plus one line in the registry
- * (and its name in the tier_policy option's list).
+ * policy_duallru.c, policy_hmhc.c, and policy_dram.c (no tier: the engine
+ * runs without an N-zone).  Adding a policy is one new file plus one line
+ * in the registry (and its name in the tier_policy option's list).
  *
  * What a policy decides:
  *   - placement: whether a new version of a key goes to the N-zone;
@@ -17,7 +17,10 @@
  *     leave the cache;
  *   - N-zone reclaim: how a full N class frees a chunk (CLOCK, or an LRU);
  *   - hooks on N link/unlink/re-hit and on a D item's second hit, a tick
- *     of background work on the tier thread, and stats lines.
+ *     of background work on the tier thread, and stats lines;
+ *   - D replacement, optionally: a policy that picks D victims itself
+ *     (d_victim, with d_entered/d_accessed to keep what it ranks them by)
+ *     replaces the MQ tails for them.
  * Optional operations are NULL when a policy has nothing to do there; the
  * engine tests for NULL (a predictable branch, cheaper than a call).
  *
@@ -98,6 +101,18 @@ struct tier_policy_ops {
     void (*n_rehit)(unsigned int clsid, uint64_t off, uint32_t lru);
     /* a D item already fetched before was hit again */
     void (*d_activated)(item *it);
+    /* an item entered the D-zone (stored there, promoted, restored), just
+     * before it joins the MQ queues */
+    void (*d_entered)(item *it);
+    /* any counted access to a D item (its store, hits, updates) */
+    void (*d_accessed)(item *it);
+    /* the D victim of class clsid in place of the MQ tails' (items_d.c
+     * make_room): an item accept (when not NULL) takes, handed over as
+     * mq_pick_victim hands its victims (items_mq.h: item lock held, *hv_out
+     * set, pinned), or NULL.  Called with the caller's own item lock
+     * possibly held: it may only trylock item locks. */
+    item *(*d_victim)(unsigned int clsid, bool (*accept)(item *, void *),
+                      void *arg, uint64_t *hv_out);
     /* start-up, once the zones and the index exist */
     void (*init)(const struct tier_engine *engine);
     /* background work on the tier thread; returns how much it did */
@@ -134,5 +149,6 @@ extern const struct tier_policy_ops policy_tlc;
 extern const struct tier_policy_ops policy_dram;
 extern const struct tier_policy_ops policy_nvm;
 extern const struct tier_policy_ops policy_duallru;
+extern const struct tier_policy_ops policy_hmhc;
 
 #endif

@@ -633,7 +633,7 @@ def policy_specs(ctx: Ctx, dataset: str, extra_policies: list) -> tuple:
     mb, nvm = dram_mb(dataset, 0.25), nvm_mb_for(dataset)
     specs = [plain("DRAM-only", ctx.server, full_mb(dataset))]
     names = [("HMCached", "hmcached"), ("HM-UNI", "uni"), ("HM-TLC", "tlc"),
-             ("NVM-only", "nvm")] + extra_policies
+             ("HM-HC", "hmhc"), ("NVM-only", "nvm")] + extra_policies
     specs += [tiered(n, ctx, mb, nvm, p) for n, p in names]
     return specs, mb
 
@@ -659,9 +659,6 @@ def exp_policies(ctx: Ctx) -> list:
     else:
         r4["not_available"].append(na("tier_policy=duallru (Fogcached): "
                                       + reason))
-    for r in (r4, r5):
-        r["not_available"].append(na("HM-HC (hyperbolic caching in the "
-                                     "D-zone) is not a tiercached policy"))
     if ctx.tier_reason:
         r5["not_available"].append(na("nvm_lines_read/nvm_lines_written: "
                                       + ctx.tier_reason))
@@ -684,6 +681,7 @@ def exp_policies(ctx: Ctx) -> list:
             ref = sums["DRAM-only"]["throughput"]
             uni = sums.get("HM-UNI", {})
             tlc = sums.get("HM-TLC", {})
+            hc = sums.get("HM-HC", {})
             for s in specs:
                 sm = sums[s.name]
                 r4["configs"]["%s / %s" % (wl, s.name)] = {
@@ -712,7 +710,8 @@ def exp_policies(ctx: Ctx) -> list:
                               fmt(tot, "int"),
                               fmt(ratio(tot, sm.get("ops") or None)),
                               fmt(red(uni), "pct") if s.name == "HMCached" else "",
-                              fmt(red(tlc), "pct") if s.name == "HMCached" else ""])
+                              fmt(red(tlc), "pct") if s.name == "HMCached" else "",
+                              fmt(red(hc), "pct") if s.name == "HMCached" else ""])
                 lines_series.setdefault(s.name + " R", []).append([wl, rd or 0])
                 lines_series.setdefault(s.name + " W", []).append([wl, wr or 0])
             r4.setdefault("oracle", {})[wl] = orc
@@ -731,7 +730,8 @@ def exp_policies(ctx: Ctx) -> list:
                         "ylabel": "ops/s (median)", "series": series})
     r5["tables"].append({"columns": [
         "workload", "policy", "NVM lines read", "NVM lines written",
-        "total", "lines per request", "HMCached vs HM-UNI", "HMCached vs HM-TLC"],
+        "total", "lines per request", "HMCached vs HM-UNI", "HMCached vs HM-TLC",
+        "HMCached vs HM-HC"],
         "rows": rows5})
     r5["bound"] = "reduction = 1 - HMCached total / other total (medians)"
     if not ctx.tier_reason:
@@ -1487,7 +1487,9 @@ def render_md(results: list, meta: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_outputs(results: list, ctx: Ctx, meta: dict) -> None:
+def write_outputs(results: list, ctx: Ctx, meta: dict, to_doc: bool) -> None:
+    """JSON and plots into the out dir; the plots also into doc/results/
+    unless --no-doc (which leaves doc/ as it is)."""
     DOC_PLOTS.mkdir(parents=True, exist_ok=True)
     for r in results:
         r.update(date=meta["date"], commit=meta["commit"],
@@ -1496,6 +1498,8 @@ def write_outputs(results: list, ctx: Ctx, meta: dict) -> None:
             err = plot(p, ctx.out / p["file"])
             if err:
                 r["not_available"].append(na("plot %s: %s" % (p["file"], err)))
+                continue
+            if not to_doc:
                 continue
             shutil.copyfile(ctx.out / p["file"], DOC_PLOTS / p["file"])
             p["committed"] = True
@@ -1541,7 +1545,7 @@ def main(argv: list) -> int:
     ap.add_argument("--requests", type=int, default=0,
                     help="override requests per run (development)")
     ap.add_argument("--no-doc", action="store_true",
-                    help="do not rewrite doc/results.md")
+                    help="do not rewrite doc/results.md or its plots")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()]
     bad = [x for x in only if x not in EXPERIMENTS]
@@ -1584,7 +1588,7 @@ def main(argv: list) -> int:
                 results = fn(ctx)
                 for r in results:
                     r["elapsed_s"] = time.monotonic() - t1
-                write_outputs(results, ctx, meta)
+                write_outputs(results, ctx, meta, not a.no_doc)
                 ctx.log("%s done in %.0f s" % (name, time.monotonic() - t1))
         except KeyboardInterrupt:
             print("experiments: interrupted; servers stopped", file=sys.stderr)
