@@ -249,6 +249,21 @@ uint64_t mq_count(unsigned int clsid, unsigned int level)
     return n;
 }
 
+unsigned int mq_lowest_level(unsigned int clsid)
+{
+    struct mq_class *cls = &classes[clsid];
+    unsigned int level = MQ_NO_LEVEL;
+    pthread_mutex_lock(&cls->lock);
+    for (unsigned int q = 0; q < nqueues; q++) {
+        if (cls->count[q] > 0) {
+            level = q;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return level;
+}
+
 /* ---- eviction ---- */
 
 /* A reference on a queued item: safe without the item lock because the

@@ -63,6 +63,9 @@ bool mq_relevel(item *it, uint32_t counter);
 void mq_move(item *it, unsigned int level);
 /* Items in queue `level` of class clsid. */
 uint64_t mq_count(unsigned int clsid, unsigned int level);
+/* The lowest queue of class clsid that holds an item, or MQ_NO_LEVEL. */
+#define MQ_NO_LEVEL UINT32_MAX
+unsigned int mq_lowest_level(unsigned int clsid);
 
 /* Eviction: the first acceptable item scanning queue 0 upward, each queue
  * from its tail, looking at up to MQ_TAIL_SEARCH items per queue.  Skips

@@ -181,7 +181,7 @@ static void usage(void)
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
 "                          (the paper's NVM: 224:924)\n"
 "   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm,\n"
-"                          duallru, hmhc\n"
+"                          duallru, hmhc, hotter\n"
 "   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
 "   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
 "   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
@@ -429,7 +429,7 @@ static enum tier_policy parse_tier_policy(const char *val)
         return p;
     }
     die("tier_policy must be one of hmcached, uni, tlc, dram, nvm, duallru,"
-            " hmhc (got %s)",
+            " hmhc, hotter (got %s)",
         val ? val : "nothing");
 }
 

@@ -19,7 +19,8 @@ enum tier_policy {
     TIER_POLICY_DRAM,            /* N-zone unused */
     TIER_POLICY_NVM,             /* every item in the N-zone */
     TIER_POLICY_DUALLRU,         /* Fogcached: segmented LRU in each zone */
-    TIER_POLICY_HMHC             /* HM-HC: hmcached, hyperbolic D victims */
+    TIER_POLICY_HMHC,            /* HM-HC: hmcached, hyperbolic D victims */
+    TIER_POLICY_HOTTER           /* promotion gated by D's coldest queue */
 };
 
 /* tier_placement=: where a new key is stored */

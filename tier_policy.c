@@ -22,6 +22,7 @@ static const struct tier_policy_ops *const registry[] = {
     [TIER_POLICY_NVM] = &policy_nvm,
     [TIER_POLICY_DUALLRU] = &policy_duallru,
     [TIER_POLICY_HMHC] = &policy_hmhc,
+    [TIER_POLICY_HOTTER] = &policy_hotter,
 };
 
 const struct tier_engine *tier_engine_ops;

@@ -6,9 +6,10 @@
  * registry (tier_policy.c) by `-o tier_policy=`; the engine calls it and
  * never asks which policy runs.  One file per policy implements it:
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
- * policy_duallru.c, policy_hmhc.c, and policy_dram.c (no tier: the engine
- * runs without an N-zone).  Adding a policy is one new file plus one line
- * in the registry (and its name in the tier_policy option's list).
+ * policy_duallru.c, policy_hmhc.c, policy_hotter.c, and policy_dram.c (no
+ * tier: the engine runs without an N-zone).  Adding a policy is one new
+ * file plus one line in the registry (and its name in the tier_policy
+ * option's list).
  *
  * What a policy decides:
  *   - placement: whether a new version of a key goes to the N-zone;
@@ -150,5 +151,6 @@ extern const struct tier_policy_ops policy_dram;
 extern const struct tier_policy_ops policy_nvm;
 extern const struct tier_policy_ops policy_duallru;
 extern const struct tier_policy_ops policy_hmhc;
+extern const struct tier_policy_ops policy_hotter;
 
 #endif

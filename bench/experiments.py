@@ -10,6 +10,8 @@ bench/tcload as the load generator:
     fig6      DRAM-size sweep, 1/16 .. 1/2 of the dataset
     fig7      NVM-latency sweep (nvm_emulate=R:W)
     fig9      index: DRAM bytes per item, NVM lines per N-zone GET hit
+    placement D-zone share of every placement policy at each DRAM size
+              against the offline bound, and NVM lines written
     fig10     calcification: phases switching datasets, tier_reassign=
     calcscale calcification at operator scale: one shift of the size mix
               on a cache of many pages, D-zone share per phase by
@@ -67,8 +69,8 @@ SERVER_THREADS = 2
 TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
-EXPERIMENTS = ("fig4", "fig5", "fig6", "fig7", "fig9", "fig10", "calcscale",
-               "fig11", "fogcached", "choices")
+EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "fig7", "fig9", "fig10",
+               "calcscale", "fig11", "fogcached", "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -633,7 +635,8 @@ def policy_specs(ctx: Ctx, dataset: str, extra_policies: list) -> tuple:
     mb, nvm = dram_mb(dataset, 0.25), nvm_mb_for(dataset)
     specs = [plain("DRAM-only", ctx.server, full_mb(dataset))]
     names = [("HMCached", "hmcached"), ("HM-UNI", "uni"), ("HM-TLC", "tlc"),
-             ("HM-HC", "hmhc"), ("NVM-only", "nvm")] + extra_policies
+             ("HM-HC", "hmhc"), ("hotter", "hotter"),
+             ("NVM-only", "nvm")] + extra_policies
     specs += [tiered(n, ctx, mb, nvm, p) for n, p in names]
     return specs, mb
 
@@ -792,6 +795,62 @@ def exp_fig6(ctx: Ctx) -> list:
                        "title": "Fig. 6: DRAM size sweep",
                        "xlabel": "DRAM / dataset", "ylabel": "ops/s (median)",
                        "series": series})
+    return [r]
+
+
+PLACEMENT_POLICIES = (("HMCached", "hmcached"), ("HM-TLC", "tlc"),
+                      ("HM-HC", "hmhc"), ("duallru", "duallru"),
+                      ("HM-UNI", "uni"), ("hotter", "hotter"))
+
+
+def exp_placement(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("placement", "Placement policies by DRAM size",
+                    "Not a figure of the paper: the D-zone share of hits "
+                    "of each placement policy at DRAM = 1/16 .. 1/2 of the "
+                    "dataset, against the static offline bound for the "
+                    "same stream and DRAM bytes.", ctx)
+    if ctx.tier_reason:
+        r["not_available"].append(na("D-zone share: " + ctx.tier_reason))
+        return [r]
+    ds = sc.datasets[0]
+    load = Load(ds, sc.get_ratios[0], sc.requests, sc.conns, sc.depth)
+    nvm = nvm_mb_for(ds)
+    rows, series = [], {}
+    for f in sc.dram_fracs:
+        mb = dram_mb(ds, f)
+        bound = oracle(load, mb * MIB, ctx).get("share")
+        specs = [tiered("%s %s" % (n, frac_label(f)), ctx, mb, nvm, p)
+                 for n, p in PLACEMENT_POLICIES]
+        ctx.log("placement: %s, DRAM %s (-m %d)" % (ds, frac_label(f), mb))
+        runs, notes = interleave(specs, lambda s: load, ctx)
+        r["notes"] += notes
+        for (n, _), s in zip(PLACEMENT_POLICIES, specs):
+            sm = summarise(runs[s.name], True)
+            r["configs"][s.name] = {"server": s.cmdline(), "summary": sm,
+                                    "runs": runs[s.name]}
+            share = sm.get("d_share")
+            rows.append([frac_label(f), n, mb, fmt(share), fmt(bound),
+                         fmt(ratio(share, bound)),
+                         fmt(sm.get("nvm_lines_written"), "int"),
+                         fmt(sm.get("nvm_lines_read"), "int"),
+                         sm.get("error", "")])
+            if share is not None:
+                series.setdefault(n, []).append([f, share])
+        series.setdefault("offline bound", []).append([f, bound or 0])
+    r["tables"].append({"columns": [
+        "DRAM", "policy", "-m MB", "D-zone share", "offline bound",
+        "share / bound", "NVM lines written", "NVM lines read", "error"],
+        "rows": rows})
+    r["notes"].append("%s, %d%% GET, %d requests after the preload, "
+                      "Zipf 0.99, nvm_emulate=%s; medians of %d runs"
+                      % (ds, round(100 * sc.get_ratios[0]), sc.requests,
+                         PAPER_EMULATE, sc.reps))
+    r["bound"] = "static offline share for each -m (bench/oracle.py)"
+    r["plots"].append({"file": "placement.png", "kind": "line", "logx": True,
+                       "title": "D-zone share by DRAM size",
+                       "xlabel": "DRAM / dataset",
+                       "ylabel": "D-zone share of hits", "series": series})
     return [r]
 
 
@@ -1521,7 +1580,8 @@ def regenerate_doc(ctx: Ctx, meta: dict) -> None:
 
 # -------------------------------------------------------------------- main
 
-RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6), ("fig7", exp_fig7),
+RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
+           ("placement", exp_placement), ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
            ("fogcached", exp_fogcached), ("choices", exp_choices))

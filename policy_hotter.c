@@ -1,0 +1,49 @@
+/*
+ * policy_hotter.c: tier_policy=hotter, promotion gated by D's coldest
+ * queue (doc/tiering.md "Policies", "hotter").
+ *
+ * HMCached promotes an N item whose access counter passes a per-class
+ * threshold that a feedback loop adjusts once an adjustment period
+ * (migrate.c); until the loop has settled, items that belong in DRAM wait
+ * in the N-zone, and an item that passes the threshold displaces the MQ
+ * victim whether or not that victim was colder.  Here an N item moves to
+ * D when its counter puts it in a higher MQ queue than the coldest item
+ * of its class in D (the lowest queue that holds any), or when the class
+ * has no D item at all: D keeps the items its own counters rank hottest,
+ * and an exchange happens only when it promotes a strictly hotter item,
+ * so a steady workload stops moving items once D holds its hot set.
+ * Everything else is hmcached's: placement by the key's zone, the MQ
+ * queues in D, demotion of their victims, CLOCK in the N-zone, the
+ * counters and their decay.
+ *
+ * Locks: wants_promotion runs under the item lock of the N item; it
+ * reads the class's queue counts under the MQ class lock (items_mq.h:
+ * item lock, then class lock).
+ */
+#include "config.h"
+#include "tier_policy.h"
+
+#include "clock_nvm.h"
+#include "items_mq.h"
+
+/* An access counter of 1 is a single access: never worth a move. */
+#define HOTTER_MIN_COUNTER 2
+
+static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
+{
+    if (counter < HOTTER_MIN_COUNTER) {
+        return false;
+    }
+    unsigned int coldest = mq_lowest_level(clsid);
+    return coldest == MQ_NO_LEVEL || mq_level_for_counter(counter) > coldest;
+}
+
+const struct tier_policy_ops policy_hotter = {
+    .name = "hotter",
+    .demotes = true,
+    .places_in_nvm = tier_place_by_key_zone,
+    .wants_promotion = hotter_than_coldest,
+    .n_reclaim = clock_nvm_reclaim,
+    .warm_first = MQ_WARM_FIRST,
+    .hot_first = MQ_HOT_FIRST,
+};
