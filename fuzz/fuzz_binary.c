@@ -199,11 +199,12 @@ static bool references_released(void)
 }
 
 /* The storage threads hold references for a moment too (a migration, an
- * eviction): only a difference that lasts a second is a leak.  abort()
+ * eviction, a promotion queued to the tier thread): only a difference
+ * that lasts 5 s is a leak, a leaked reference lasting for ever.  abort()
  * makes libFuzzer keep the input. */
 static void check_references(void)
 {
-    for (int tries = 0; tries < 200; tries++) {
+    for (int tries = 0; tries < 1000; tries++) {
         if (references_released()
                 && threadlocal_tier_inflight_bytes() == 0) {
             return;
