@@ -26,10 +26,10 @@
 #include "clock.h"
 #include "conn.h"
 #include "items.h"
-#include "slab_class.h"
 #include "memcached.h"
 #include "nvm.h"
 #include "settings.h"
+#include "slab_class.h"
 #include "stats.h"
 #include "thread.h"
 
@@ -52,7 +52,6 @@ pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
  * were it reached, raising SIGINT would end the run, so it does nothing. */
 void server_shutdown(bool graceful)
 {
-    (void)graceful;
 }
 
 /* The daemon's start-up (memcached.c's main) less the listeners, the
@@ -90,8 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
     /* the server may close while input is still unsent */
     signal(SIGPIPE, SIG_IGN);
     server_start();
