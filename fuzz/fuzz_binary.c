@@ -5,7 +5,9 @@
  * Owns what memcached.c owns in the daemon (the globals `stats`,
  * `stats_lock` and `nvm_zone`, and server_shutdown), a start-up that
  * follows main()'s order with a fixed command line (-B binary, a small
- * D-zone and a small anonymous N-zone, new keys placed in N, one worker),
+ * D-zone and a small anonymous N-zone, new keys placed in N, workers
+ * whose share of connection memory a few dozen pipelined stat requests
+ * exhaust),
  * and the client side of one connection per input.
  *
  * Each input is a byte stream from one client: it goes through a
@@ -25,6 +27,7 @@
 #include "config.h"
 #include "clock.h"
 #include "conn.h"
+#include "conn_buf.h"
 #include "items.h"
 #include "memcached.h"
 #include "nvm.h"
@@ -60,8 +63,9 @@ void server_shutdown(bool graceful)
 static void server_start(void)
 {
     static char *args[] = {
-        "fuzz_binary", "-B", "binary", "-t", "1", "-m", "2",
-        "-o", "nvm_size=4m,tier_placement=nvm,tier_promote=sync", NULL
+        "fuzz_binary", "-B", "binary", "-t", "4", "-R", "100", "-m", "2",
+        "-o", "nvm_size=4m,tier_placement=nvm,tier_promote=sync,"
+        "read_buf_mem_limit=1", NULL
     };
     char err[512];
 
@@ -69,6 +73,7 @@ static void server_start(void)
     settings_parse((int)(sizeof(args) / sizeof(args[0])) - 1, args);
     settings_check();
     conn_table_init(4096);
+    conn_buf_init(settings.read_buf_mem_limit, settings.num_threads);
     if (nvm_zone_open(&settings.nvm, &nvm_zone, err, sizeof(err)) != 0) {
         fprintf(stderr, "fuzz_binary: %s\n", err);
         exit(EXIT_FAILURE);
