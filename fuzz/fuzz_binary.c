@@ -7,8 +7,7 @@
  * follows main()'s order with a fixed command line (-B binary, a small
  * D-zone and a small anonymous N-zone, new keys placed in N, workers
  * whose share of connection memory a few dozen pipelined stat requests
- * exhaust),
- * and the client side of one connection per input.
+ * exhaust), and the client side of one connection per input.
  *
  * Each input is a byte stream from one client: it goes through a
  * socketpair to the server's real worker thread, connection machine
