@@ -200,12 +200,13 @@ static bool references_released(void)
 }
 
 /* The storage threads hold references for a moment too (a migration, an
- * eviction, a promotion queued to the tier thread): only a difference
- * that lasts 5 s is a leak, a leaked reference lasting for ever.  abort()
- * makes libFuzzer keep the input. */
+ * eviction, a promotion queued to the tier thread, a page move that waits
+ * up to 2 s): only a difference that lasts 20 s (on a busy machine) is a
+ * leak, a leaked reference lasting for ever.  abort() makes libFuzzer
+ * keep the input. */
 static void check_references(void)
 {
-    for (int tries = 0; tries < 1000; tries++) {
+    for (int tries = 0; tries < 4000; tries++) {
         if (references_released()
                 && threadlocal_tier_inflight_bytes() == 0) {
             return;
