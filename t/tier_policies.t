@@ -11,6 +11,8 @@
 #              by one per distinct N key read, which is then served from D
 #              (within the request when D has a free chunk, else through
 #              the tier thread's queue)
+#   hotter   - an N key is promoted when its counter outranks D's coldest
+#              items, and a steady workload moves nothing afterwards
 #   hmcached - an N key read fewer times than tier_threshold stays in N;
 #              it is promoted (or queued) by the read where its counter
 #              crosses the threshold, within that request under
@@ -210,6 +212,46 @@ sub hits {
     send_recv($s, "get p$_\r\n") for 1 .. 20;
     my ($dh, $nh) = hits($a, $srv->tier_stats);
     is($dh, 20, 'tlc, D free: then served by D');
+    $srv->stop;
+}
+
+# ---------------------------------------------------------------- hotter
+# D full of keys never read since their store (the coldest MQ queue); the
+# 40 newest keys are in N.  Two reads put each in a higher queue than D's
+# coldest items, so each is promoted and one never-read D item demoted;
+# later reads are all D hits and move nothing.
+{
+    my $srv = new_memcached("$BASE,tier_policy=hotter");
+    my ($s, $v) = fill($srv, 600);
+    my $t0 = $srv->tier_stats;
+    is($t0->{tier_policy}, 'hotter', 'hotter: policy');
+    my @newest = map { "p$_" } grep { $_ > 600 - $t0->{n_items} } 561 .. 600;
+    my $wrong = 0;
+    my $read = sub {
+        for my $k (@newest) {
+            (my $i = $k) =~ s/^p//;
+            $wrong++ unless send_recv($s, "get $k\r\n")
+                eq "VALUE $k $i $VLEN\r\n$v->{$k}\r\nEND\r\n";
+        }
+    };
+    $read->() for 1 .. 2;
+    my $t2;
+    wait_until(5, sub {
+        $t2 = $srv->tier_stats;
+        $t2->{promotions} - $t0->{promotions} >= @newest;
+    });
+    is($t2->{promotions} - $t0->{promotions}, scalar @newest,
+        'hotter: two reads promote each N key');
+    is($t2->{demotions} - $t0->{demotions}, scalar @newest,
+        'hotter: as many never-read D items demoted');
+    $read->() for 1 .. 3;
+    my $t3 = $srv->tier_stats;
+    my ($dh, $nh) = hits($t2, $t3);
+    is("$dh $nh", 3 * @newest . ' 0', 'hotter: then served by D only');
+    is($t3->{promotions} - $t2->{promotions}
+        + $t3->{demotions} - $t2->{demotions}, 0,
+        'hotter: and nothing moves in a steady workload');
+    is($wrong, 0, 'hotter: values exact');
     $srv->stop;
 }
 
