@@ -9,7 +9,6 @@
 #define CONN_H
 
 #include "clock.h"
-#include "conn_buf.h"
 #include "item.h"
 #include "settings.h"
 #include "stats.h"
@@ -146,7 +145,6 @@ struct conn {
      * (conn_buf.c; resp_mark_pieces -1 between commands) */
     int resp_mark_pieces;
     uint32_t resp_mark_wbuf;
-    size_t resp_mark_last_len;
     bool resp_cut;                /* its reply was cut back */
     bool buf_charged;             /* buffers counted in thread->buf_usage */
     bool buf_cached;              /* a closed struct's, counted as cached */

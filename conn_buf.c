@@ -42,9 +42,6 @@
 
 #define WBUF_INITIAL 2048
 #define PIECES_INITIAL 16
-#define PIECES_KEEP_MAX 1024
-#define BUF_KEEP_MAX (64 * 1024)
-#define NO_MARK (-1)
 
 static uint64_t worker_share;   /* bytes; 0 for no limit */
 static _Atomic uint64_t cached_bytes;
@@ -131,7 +128,7 @@ void conn_buf_release(conn *c)
         gauge_add(&cached_bytes, (int64_t)bytes_of(c));
         c->buf_cached = true;
     }
-    c->resp_mark_pieces = NO_MARK;
+    c->resp_mark_pieces = RESP_NO_MARK;
     c->resp_cut = false;
 }
 
@@ -154,7 +151,7 @@ bool conn_buf_alloc(conn *c, int read_size)
     c->wbuf = malloc(c->wbuf_size);
     c->pieces_size = PIECES_INITIAL;
     c->pieces = malloc(sizeof(resp_piece) * c->pieces_size);
-    c->resp_mark_pieces = NO_MARK;
+    c->resp_mark_pieces = RESP_NO_MARK;
     return c->rbuf != NULL && c->wbuf != NULL && c->pieces != NULL;
 }
 
@@ -184,9 +181,9 @@ bool conn_buf_grow_read(conn *c)
     return true;
 }
 
-void conn_buf_shrink(conn *c)
+void conn_buf_shrink_large(conn *c)
 {
-    if (c->rsize > BUF_KEEP_MAX && c->rbytes < READ_BUFFER_SIZE) {
+    if (c->rsize > CONN_BUF_KEEP_MAX && c->rbytes < READ_BUFFER_SIZE) {
         char *nb = malloc(READ_BUFFER_SIZE);
         if (nb != NULL) {
             memcpy(nb, c->rcurr, c->rbytes);
@@ -197,7 +194,7 @@ void conn_buf_shrink(conn *c)
             c->rsize = READ_BUFFER_SIZE;
         }
     }
-    if (c->wbuf_size > BUF_KEEP_MAX && c->wbuf_used == 0) {
+    if (c->wbuf_size > CONN_BUF_KEEP_MAX && c->wbuf_used == 0) {
         char *nb = malloc(WBUF_INITIAL);
         if (nb != NULL) {
             free(c->wbuf);
@@ -206,7 +203,7 @@ void conn_buf_shrink(conn *c)
             c->wbuf_size = WBUF_INITIAL;
         }
     }
-    if (c->pieces_size > PIECES_KEEP_MAX && c->npieces == 0) {
+    if (c->pieces_size > CONN_PIECES_KEEP_MAX && c->npieces == 0) {
         resp_piece *np = malloc(sizeof(resp_piece) * PIECES_INITIAL);
         if (np != NULL) {
             int64_t fewer = (int64_t)PIECES_INITIAL - c->pieces_size;
@@ -236,7 +233,7 @@ void resp_release(conn *c)
     c->wbuf_used = 0;
     c->write_started = 0;
     c->write_offset = 0;
-    if (c->resp_mark_pieces != NO_MARK) {
+    if (c->resp_mark_pieces != RESP_NO_MARK) {
         /* written in the middle of a command (its value still coming):
          * nothing queued before it is left to cut back to */
         c->resp_mark_pieces = 0;
@@ -244,22 +241,16 @@ void resp_release(conn *c)
     }
 }
 
-void resp_command_begin(conn *c)
-{
-    c->resp_mark_pieces = c->npieces;
-    c->resp_mark_wbuf = c->wbuf_used;
-    c->resp_mark_last_len =
-        c->npieces > 0 ? c->pieces[c->npieces - 1].len : 0;
-    c->resp_cut = false;
-}
-
-/* Drop what the current command queued. */
+/* Drop what the current command queued.  Copied bytes may have been
+ * merged into the last piece queued before it: a copied piece that was
+ * last ended where the reply buffer ended at the mark. */
 static void cut_back(conn *c)
 {
     release_from(c, c->resp_mark_pieces);
     c->wbuf_used = c->resp_mark_wbuf;
-    if (c->npieces > 0) {
-        c->pieces[c->npieces - 1].len = c->resp_mark_last_len;
+    if (c->npieces > 0 && c->pieces[c->npieces - 1].copied) {
+        resp_piece *last = &c->pieces[c->npieces - 1];
+        last->len = c->resp_mark_wbuf - last->buf_off;
     }
 }
 
@@ -267,7 +258,7 @@ static void cut_back(conn *c)
  * command) and refuse everything it adds after that but its error. */
 static bool reply_over_share(conn *c)
 {
-    if (c->resp_mark_pieces == NO_MARK) {
+    if (c->resp_mark_pieces == RESP_NO_MARK) {
         return false;           /* outside a command: just refused */
     }
     if (!c->resp_cut) {
@@ -278,14 +269,6 @@ static bool reply_over_share(conn *c)
         }
     }
     return false;
-}
-
-bool resp_command_end(conn *c)
-{
-    bool stacked = c->resp_cut && c->resp_mark_pieces > 0;
-    c->resp_mark_pieces = NO_MARK;
-    c->resp_cut = false;
-    return !stacked;
 }
 
 static bool grow_pieces(conn *c, bool over_share_ok)

@@ -16,6 +16,7 @@
 #ifndef CONN_BUF_H
 #define CONN_BUF_H
 
+#include "conn.h"
 #include "item.h"
 
 #include <stdatomic.h>
@@ -55,8 +56,18 @@ void conn_buf_free(conn *c);
 /* The struct now belongs to c->thread, or is handed back by it. */
 void conn_buf_adopt(conn *c);
 void conn_buf_release(conn *c);
-/* After a large request or reply: give the memory back. */
-void conn_buf_shrink(conn *c);
+/* After a large request or reply: give the memory back (the test is
+ * inline: it runs after every reply). */
+#define CONN_BUF_KEEP_MAX (64 * 1024)
+#define CONN_PIECES_KEEP_MAX 1024
+void conn_buf_shrink_large(conn *c);
+static inline void conn_buf_shrink(conn *c)
+{
+    if (c->rsize > CONN_BUF_KEEP_MAX || c->wbuf_size > CONN_BUF_KEEP_MAX
+            || c->pieces_size > CONN_PIECES_KEEP_MAX) {
+        conn_buf_shrink_large(c);
+    }
+}
 /* Double the read buffer; false when out of memory or over the worker's
  * share (counted in read_buf_oom). */
 bool conn_buf_grow_read(conn *c);
@@ -76,9 +87,21 @@ void resp_release(conn *c);
 /* Bracket one command: a reply that outgrows the worker's share is cut
  * back to where its command began.  resp_command_end returns false when
  * the connection must close: the cut-off command had earlier pipelined
- * replies queued before it. */
-void resp_command_begin(conn *c);
-bool resp_command_end(conn *c);
+ * replies queued before it.  Inline: they run for every request. */
+#define RESP_NO_MARK (-1)
+static inline void resp_command_begin(conn *c)
+{
+    c->resp_mark_pieces = c->npieces;
+    c->resp_mark_wbuf = c->wbuf_used;
+}
+
+static inline bool resp_command_end(conn *c)
+{
+    bool stacked = c->resp_cut && c->resp_mark_pieces > 0;
+    c->resp_mark_pieces = RESP_NO_MARK;
+    c->resp_cut = false;
+    return !stacked;
+}
 
 void conn_buf_totals(struct conn_buf_totals *out);
 

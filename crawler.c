@@ -38,6 +38,7 @@
 #include "slabs_tier.h"
 #include "tier_reassign.h"
 #include "conn.h"
+#include "conn_buf.h"
 #include "item.h"
 #include "settings.h"
 #include "slab_class.h"

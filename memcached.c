@@ -17,6 +17,7 @@
 #include "accept_pause.h"
 #include "clock.h"
 #include "conn.h"
+#include "conn_buf.h"
 #include "items.h"
 #include "listen.h"
 #include "nvm.h"

@@ -17,6 +17,7 @@
 #define PROTO_INTERNAL_H
 
 #include "memcached.h"
+#include "conn_buf.h"
 #include "items.h"
 #include "util.h"
 

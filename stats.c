@@ -15,6 +15,7 @@
 #include "stats.h"
 #include "clock.h"
 #include "conn.h"
+#include "conn_buf.h"
 #include "hash.h"
 #include "items.h"
 #include "nvm.h"

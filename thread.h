@@ -7,6 +7,7 @@
 #define THREAD_H
 
 #include "conn.h"
+#include "conn_buf.h"
 #include "stats.h"
 
 #include <event.h>
