@@ -77,16 +77,6 @@ static void rank(unsigned int i, uint16_t hits, rel_time_t age)
     item_remove(it);
 }
 
-static uint64_t tier_stat(const char *name)
-{
-    static struct stat_capture cap;
-    char buf[64];
-    cap.len = 0;
-    tier_stats(capture_stat, &cap);
-    const char *v = captured_value(&cap, name, buf, sizeof(buf));
-    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
-}
-
 static unsigned int clsid;
 
 /* The policy's victim, checked for being handed over locked and pinned,
@@ -145,7 +135,7 @@ static void test_victims(void)
     rank(7, 30, 100);                   /* 0.3 a second: the lowest */
     rank(12, 50, 100);                  /* 0.5: the next */
     ok(victim_key(NULL) == 7, "the lowest hits / seconds in D is chosen");
-    ok(tier_stat("hmhc_victims") == 1 && tier_stat("hmhc_sampled") >= NKEYS,
+    ok(unit_tier_stat("hmhc_victims") == 1 && unit_tier_stat("hmhc_sampled") >= NKEYS,
        "stats tier: one victim, the whole class sampled");
 
     item *low = d_item(7);
@@ -156,7 +146,7 @@ static void test_victims(void)
     item_remove(low);
     ok(victim_key(NULL) == 12, "so is one whose item lock is busy");
     item_unlock(hv);
-    ok(tier_stat("hmhc_skipped") >= 2, "both counted in hmhc_skipped");
+    ok(unit_tier_stat("hmhc_skipped") >= 2, "both counted in hmhc_skipped");
 
     ok(policy_hmhc.d_victim(clsid, refuse_all, NULL, &hv) == NULL,
        "nothing acceptable: no victim");
@@ -202,9 +192,9 @@ static void test_demotion(void)
     }
     ok(n > 0 && n + NKEYS < 64,
        "the class's D page filled after %u more keys (one sample)", n);
-    uint64_t before = tier_stat("demotions");
+    uint64_t before = unit_tier_stat("demotions");
     ok(put(key_of(9)), "a D key rewritten");
-    ok(tier_stat("demotions") == before + 1, "one demotion made room");
+    ok(unit_tier_stat("demotions") == before + 1, "one demotion made room");
     item *it = d_item(5);
     ok(it != NULL && (it->it_flags & ITEM_HEAP) != 0
        && memcmp(ITEM_data(it), val, VLEN) == 0,

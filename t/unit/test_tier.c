@@ -95,16 +95,6 @@ static bool value_is(const char *key, const char *want)
     return same;
 }
 
-static uint64_t tier_stat(const char *name)
-{
-    static struct stat_capture cap;
-    char buf[64];
-    cap.len = 0;
-    tier_stats(capture_stat, &cap);
-    const char *v = captured_value(&cap, name, buf, sizeof(buf));
-    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
-}
-
 static char *make_value(size_t n, char seed)
 {
     char *v = malloc(n + 1);
@@ -193,9 +183,9 @@ static void test_get_lines(void)
     ok(hd_n_ref(w) && (hd_n_flags(w) & ITEM_FETCHED)
        && hd_n_counter(w) == 2,
        "the hit set the reference bit, fetched, and counter 2 in DRAM");
-    ok(tier_stat("n_items") == n && tier_stat("d_items") == 0,
+    ok(unit_tier_stat("n_items") == n && unit_tier_stat("d_items") == 0,
        "stats tier: n_items %u, d_items 0", n);
-    ok(tier_stat("n_hits") == 0,
+    ok(unit_tier_stat("n_hits") == 0,
        "hits without a worker thread are not counted as client requests");
     engine_stop();
 
@@ -203,7 +193,7 @@ static void test_get_lines(void)
     engine_start(4 << 20, 16 << 20, TIER_POLICY_HMCACHED);
     settings.tier.placement = TIER_PLACE_NVM;
     put("lines:10:1", "in N", 0, 0);
-    n = (unsigned int)tier_stat("n_items");
+    n = (unsigned int)unit_tier_stat("n_items");
     settings.tier.placement = TIER_PLACE_DRAM_FIRST;
     put("fresh", "in dram", 0, 0);
     ok(zone_of("fresh", NULL) == 'D', "dram_first places a new key in D");
@@ -212,7 +202,7 @@ static void test_get_lines(void)
     ok(zone_of("lines:10:1", NULL) == 'D' && value_is("lines:10:1",
                                                        "now in D"),
        "a new version of an N key moves to D (exclusive: one copy)");
-    ok(tier_stat("n_items") == n - 1, "the old N version is gone");
+    ok(unit_tier_stat("n_items") == n - 1, "the old N version is gone");
     engine_stop();
 }
 
@@ -294,7 +284,7 @@ static void test_demotion(void)
        && memcmp(ITEM_data(it), val, 900) == 0,
        "demotion keeps value, flags, cas and exptime");
     item_remove(it);
-    ok(tier_stat("demotions") == 1 && tier_stat("d_evictions") == 0,
+    ok(unit_tier_stat("demotions") == 1 && unit_tier_stat("d_evictions") == 0,
        "stats tier: demotions 1, no eviction");
     ok(zone_of("dm:5", NULL) == 'D' && value_is("dm:5", val),
        "the new version stayed in D");
@@ -322,8 +312,8 @@ static void test_promotion(void)
        "promoted (sync, free D chunk) at the hit making the counter exceed "
        "%u: %u gets", threshold, gets);
     ok(value_is("hot", "warm value"), "the value survived the move");
-    ok(tier_stat("promotions") == 1 && tier_stat("n_items") == 0
-       && tier_stat("d_items") == 1, "stats tier counts the promotion");
+    ok(unit_tier_stat("promotions") == 1 && unit_tier_stat("n_items") == 0
+       && unit_tier_stat("d_items") == 1, "stats tier counts the promotion");
     engine_stop();
 }
 
@@ -364,7 +354,7 @@ static void test_clock(void)
     for (unsigned int i = 0; i < per; i++) {
         put(keys[i], val, i, i == 2 ? current_time + 10 : 0);
     }
-    ok(tier_stat("n_items") == per, "the page holds %u items", per);
+    ok(unit_tier_stat("n_items") == per, "the page holds %u items", per);
     /* referenced: 0 and 2; 2 then expires */
     item_remove(item_get(keys[0], strlen(keys[0]), t, DO_UPDATE, &lookup));
     item_remove(item_get(keys[2], strlen(keys[2]), t, DO_UPDATE, &lookup));
@@ -377,7 +367,7 @@ static void test_clock(void)
     put(keys[per + 1], val, 0, 0);
     ok(zone_of(keys[2], NULL) == 0 && zone_of(keys[3], NULL) == 'N',
        "an expired item is reclaimed first, even with its bit set");
-    ok(tier_stat("n_evictions") == 1, "one eviction (the expired one is "
+    ok(unit_tier_stat("n_evictions") == 1, "one eviction (the expired one is "
        "a reclaim)");
     put(keys[per + 2], val, 0, 0);
     ok(zone_of(keys[3], NULL) == 0 && zone_of(keys[0], NULL) == 'N',
@@ -387,11 +377,11 @@ static void test_clock(void)
 
     /* -M: a full N-zone refuses instead of evicting */
     settings.evict_to_free = 0;
-    uint64_t before = tier_stat("n_evictions");
+    uint64_t before = unit_tier_stat("n_evictions");
     char extra[32];
     snprintf(extra, sizeof(extra), "%sM", keys[per + 2]);
     enum store_item_type r = put(extra, val, 0, 0);
-    ok(tier_stat("n_evictions") == before,
+    ok(unit_tier_stat("n_evictions") == before,
        "-M: no N eviction (store %s)", r == STORED ? "fell back to D"
                                                    : "refused");
     settings.evict_to_free = 1;
@@ -487,7 +477,7 @@ static void test_clock_touch_race(void)
     ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
        "the item expired by the touch is the one taken");
     ok(capture_u64(storage_stats_general, "reclaimed") == reclaimed + 1
-       && tier_stat("n_evictions") == 0,
+       && unit_tier_stat("n_evictions") == 0,
        "counted as reclaimed (expired under the lock), not as an eviction");
     free(val);
     engine_stop();
@@ -549,7 +539,7 @@ static void test_fallback(void)
     char *big = make_value(50000, 2);       /* another class: no N page */
     ok(put("b", big, 0, 0) == STORED && zone_of("b", NULL) == 'D'
        && value_is("b", big), "a class without N pages stores in D");
-    ok(tier_stat("n_fallbacks") == 1, "counted as n_fallbacks");
+    ok(unit_tier_stat("n_fallbacks") == 1, "counted as n_fallbacks");
     free(big);
     engine_stop();
 }

@@ -9,6 +9,10 @@
 #define UNIT_SUPPORT_H
 
 #include "memcached.h"
+#include "items.h"
+
+#include <stdint.h>
+#include <stdlib.h>
 
 /* memcached 1.6.18's defaults for the settings storage reads, and the
  * clock at 100 (process_started 1000000). */
@@ -31,5 +35,18 @@ void capture_stat(const char *key, uint16_t klen, const char *val,
 /* The value of stat `key` in a capture, or NULL. */
 const char *captured_value(const struct stat_capture *cap, const char *key,
                            char *out, size_t outlen);
+
+/* `stats tier` line `name` as a number (UINT64_MAX when absent), for the
+ * programs that link the engine (items.c); inline, so that the others do
+ * not need it. */
+static inline uint64_t unit_tier_stat(const char *name)
+{
+    static struct stat_capture cap;
+    char buf[64];
+    cap.len = 0;
+    tier_stats(capture_stat, &cap);
+    const char *v = captured_value(&cap, name, buf, sizeof(buf));
+    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
 
 #endif
