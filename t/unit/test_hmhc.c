@@ -135,7 +135,8 @@ static void test_victims(void)
     rank(7, 30, 100);                   /* 0.3 a second: the lowest */
     rank(12, 50, 100);                  /* 0.5: the next */
     ok(victim_key(NULL) == 7, "the lowest hits / seconds in D is chosen");
-    ok(unit_tier_stat("hmhc_victims") == 1 && unit_tier_stat("hmhc_sampled") >= NKEYS,
+    ok(unit_tier_stat("hmhc_victims") == 1
+       && unit_tier_stat("hmhc_sampled") >= NKEYS,
        "stats tier: one victim, the whole class sampled");
 
     item *low = d_item(7);

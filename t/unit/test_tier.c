@@ -424,16 +424,6 @@ static void race_at_trylock(uint64_t hv)
     }
 }
 
-static uint64_t capture_u64(void (*list)(ADD_STAT, void *), const char *name)
-{
-    static struct stat_capture cap;
-    char buf[64];
-    cap.len = 0;
-    list(capture_stat, &cap);
-    const char *v = captured_value(&cap, name, buf, sizeof(buf));
-    return v ? strtoull(v, NULL, 10) : UINT64_MAX;
-}
-
 /* A full N page of `per` items of class *id; the hand starts at its first
  * chunk, keys[0]. */
 static char *race_setup(char keys[][32], unsigned int *id, unsigned int *per)
@@ -465,7 +455,7 @@ static void test_clock_touch_race(void)
 {
     unsigned int id, per;
     char *val = race_setup(race_keys, &id, &per);
-    uint64_t reclaimed = capture_u64(storage_stats_general, "reclaimed");
+    uint64_t reclaimed = unit_stat_u64(storage_stats_general, "reclaimed");
     /* a touch that expires keys[0] lands between the sweep's read of its
      * header and its lock */
     race_key = race_keys[0];
@@ -476,7 +466,7 @@ static void test_clock_touch_race(void)
     ok(race_action == NULL, "the touch ran inside the sweep");
     ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
        "the item expired by the touch is the one taken");
-    ok(capture_u64(storage_stats_general, "reclaimed") == reclaimed + 1
+    ok(unit_stat_u64(storage_stats_general, "reclaimed") == reclaimed + 1
        && unit_tier_stat("n_evictions") == 0,
        "counted as reclaimed (expired under the lock), not as an eviction");
     free(val);
@@ -516,13 +506,13 @@ static void test_clock_reuse_race(void)
     snprintf(name, sizeof(name), "items:%u:evicted_nonzero", id);
     ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
        "the new version in the reused chunk is the one evicted");
-    ok(capture_u64(item_stats, name) == 1,
+    ok(unit_stat_u64(item_stats, name) == 1,
        "evicted_nonzero counts its expiry (the header under the lock)");
     for (unsigned int i = 0; i <= per; i++) {
         item_delete(race_keys[i], strlen(race_keys[i]), 0, t, &deleted_cls);
     }
-    ok(capture_u64(storage_stats_general, "curr_items") == 0
-       && capture_u64(storage_stats_general, "bytes") == 0,
+    ok(unit_stat_u64(storage_stats_general, "curr_items") == 0
+       && unit_stat_u64(storage_stats_general, "bytes") == 0,
        "once every key is deleted, curr_items and bytes are 0 (the "
        "eviction subtracted the new version's size)");
     free(val);

@@ -36,17 +36,24 @@ void capture_stat(const char *key, uint16_t klen, const char *val,
 const char *captured_value(const struct stat_capture *cap, const char *key,
                            char *out, size_t outlen);
 
-/* `stats tier` line `name` as a number (UINT64_MAX when absent), for the
- * programs that link the engine (items.c); inline, so that the others do
- * not need it. */
-static inline uint64_t unit_tier_stat(const char *name)
+/* Stat `name` of a stats list (tier_stats, item_stats...) as a number,
+ * UINT64_MAX when absent.  Inline: only the programs that call it link
+ * the lists. */
+static inline uint64_t unit_stat_u64(void (*list)(ADD_STAT, void *),
+                                     const char *name)
 {
     static struct stat_capture cap;
     char buf[64];
     cap.len = 0;
-    tier_stats(capture_stat, &cap);
+    list(capture_stat, &cap);
     const char *v = captured_value(&cap, name, buf, sizeof(buf));
     return v ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
+/* The same for a `stats tier` line. */
+static inline uint64_t unit_tier_stat(const char *name)
+{
+    return unit_stat_u64(tier_stats, name);
 }
 
 #endif
