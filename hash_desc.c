@@ -1,49 +1,64 @@
 /*
  * hash_desc.c: the index, cache-line buckets of key descriptors.
  *
- * Owns the bucket tables, the overflow bucket pool and the expansion
- * thread.
+ * Owns the bucket table, the overflow bucket pool and the growth thread.
+ * The layout and what a descriptor holds are hash_desc.h's; the design
+ * and its measurements are doc/tiering.md "Index and descriptors".
+ *
+ * Two choices.  A key may live in either of two buckets: the one its
+ * signature names and the one a scramble of its signature names (both
+ * keep the hash's low lock bits, below).  An insert takes a free slot of
+ * either; when both are full it makes room cuckoo-style, moving an entry
+ * of a full bucket to that entry's other bucket, up to HD_KICKS moves;
+ * only when that fails does a bucket chain an overflow bucket from the
+ * pool.  A lookup reads the two buckets (the second's load started before
+ * the first is compared) and their chains, if any.  Two choices keep the
+ * buckets evenly full at HD_LOAD_X4 / 4 entries of HD_SLOTS, where one
+ * choice would chain a tenth of the buckets.
+ *
+ * Linear growth.  The table grows one bucket at a time (linear hashing):
+ * the shape is a level L and a split pointer s; bucket addresses are
+ * h mod 2^L, or h mod 2^(L+1) below s.  Splitting bucket s moves to the
+ * new bucket s + 2^L the entries whose choices no longer include s, and
+ * advances s; at 2^L the level goes up.  The growth thread splits while
+ * the index holds more than HD_LOAD_X4 / 4 entries per bucket, so the
+ * table's DRAM stays at one bucket per that many entries at every size,
+ * never half empty as after a doubling.  The buckets past 2^L are a
+ * segment of 2^L buckets mapped when the level is reached and touched
+ * page by page as splits reach them; hash_bytes counts the buckets made.
+ *
+ * Everything an insert, a move or a split needs is in the slot: the
+ * bucket hash of either choice is the signature (or its scramble) above
+ * the low lock bits, and the lock bits are the bucket's own.  So growth
+ * and cuckoo moves never read an item, in DRAM or NVM.  The price: a
+ * bucket's signatures share their low L - lock bits bits, so a signature
+ * compare tells apart 32 - (L - lock bits) bits (20 at 16M buckets).
  *
  * Locks:
- *   - item_lock(hv) (item_locks.c) guards the bucket chain that hv maps to:
- *     every find/insert/delete runs with the caller holding it.  A stripe is
- *     hv & (nlocks - 1) and nlocks <= the initial bucket count, so all keys
- *     of a bucket (at any table size) share one stripe.
+ *   - item_lock(hv) (item_locks.c) guards every bucket whose index has
+ *     hv's low lock bits: the two choices of a key, every entry a cuckoo
+ *     move can reach from them, and the bucket a split fills, are all of
+ *     one stripe.  Every find/insert/delete runs with the caller holding
+ *     it; a reader loads the shape after taking it, so the shape it sees
+ *     is at least as new as the last split of its buckets.
  *   - pool_lock guards the overflow pool's free list and chunk allocation
  *     (a leaf lock: taken inside item locks, never the other way round).
- *   - expand_lock guards the expansion thread's sleep/wake state
+ *   - expand_lock guards the growth thread's sleep/wake state
  *     (bg_thread.h); it is never held while item locks are taken.
- *   - expand_run_lock is held by an expansion from start to end and by
- *     assoc_walk (the decay walker), so each sees a table that does not
- *     change shape; both take item locks inside it.
- *
- * The index does not know how an N item is laid out: it confirms an N
- * candidate's key, and learns an N item's hash during growth (instead of
- * hashing its key again), through the callbacks the N-zone module
- * registers (assoc_set_nitem_ops; items_n.c).
+ *   - split_lock is held by whoever splits (the thread, or a synchronous
+ *     growth) and orders the segment pointers and the shape word it
+ *     publishes.
  *
  * HMCached section 3.2 keeps two tables, a chained one for D items and
  * 19-byte descriptors for N items; here one table serves both zones and an
  * N item's descriptor is its slot's location word (hash_desc.h), so a
- * migration rewrites one word under the item lock and a lookup is one
- * probe sequence.  There is no backward pointer and no per-item refcount:
- * readers of N items get DRAM snapshots (items.c).
- *
- * Table views.  The shape of the index (which table, what size, whether an
- * expansion is under way) is one immutable struct hd_view published through
- * an atomic pointer; only its expand_bucket counter changes, and only while
- * the migrator holds the stripe of the bucket it just moved.  A reader loads
- * the view after taking its stripe lock, so the view it sees is at least as
- * new as the last migration of its bucket, and no later migration of that
- * bucket can happen until it unlocks.  Views are kept in a static array and
- * never freed; an old table is freed when the expansion that replaced it
- * has migrated every bucket (by then every reader that could see it has
- * released its stripe).
+ * migration rewrites one word under the item lock.  There is no backward
+ * pointer and no per-item refcount: readers of N items get DRAM snapshots
+ * (items.c).
  */
 #include "config.h"
 #include "hash_desc.h"
 #include "bg_thread.h"
-#include "hash.h"
 #include "item.h"
 #include "item_lock.h"
 #include "settings.h"
@@ -53,26 +68,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define HD_POOL_CHUNK_BUCKETS 1024
 #define HD_POOL_MAX_CHUNKS (1 << 16)
+/* Cuckoo moves one insert may make before it chains an overflow bucket. */
+#define HD_KICKS 64
+/* Splits the thread makes between two looks at its stop flag. */
+#define HD_SPLIT_BATCH 4096
 
-struct hd_view {
-    hd_bucket *table;            /* where unmigrated buckets live */
-    hd_bucket *next;             /* the doubled table while expanding */
-    unsigned int power;          /* of table */
-    bool expanding;
-    _Atomic uint64_t expand_bucket; /* buckets of table below it are moved */
-};
+/* The shape word: level above SHAPE_SPLIT_BITS, split pointer below. */
+#define SHAPE_SPLIT_BITS 48
 
-/* Two views per expansion at most (expanding, then stable). */
-static struct hd_view views[2 * HD_HASHPOWER_MAX + 2];
-static unsigned int views_used;
-static _Atomic(struct hd_view *) cur_view;
+static _Atomic uint64_t shape;
+static hd_bucket *base_table;     /* buckets [0, 2^base_level) */
+static unsigned int base_level;
+/* upper[L]: buckets [2^L, 2^(L+1)), mapped when level L is reached */
+static hd_bucket *upper[HD_HASHPOWER_MAX + 1];
+static unsigned int lock_bits;
+static uint64_t lock_mask;
 
 static _Atomic uint64_t item_count;
-static _Atomic uint64_t expansions;
+static _Atomic uint64_t rounds;
+static _Atomic uint64_t cuckoo_moves;
 static _Atomic uint64_t sig_false_positives;
+static atomic_bool splitting;
 
 /* set once at start-up, before any lookup (assoc_set_nitem_ops) */
 static const struct assoc_nitem_ops *nitem_ops;
@@ -94,7 +114,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_mutex_t expand_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bg_thread expand_thr = BG_THREAD_INIT(&expand_lock);
-static pthread_mutex_t expand_run_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool expand_wanted;
 
 /* ---- overflow pool ---- */
@@ -170,55 +190,79 @@ static void pool_put(uint32_t link)
     pthread_mutex_unlock(&pool_lock);
 }
 
-/* ---- views and tables ---- */
 
-static hd_bucket *table_alloc(unsigned int power)
+/* ---- shape and addresses ---- */
+
+static uint64_t mask_of(unsigned int bits)
 {
-    size_t bytes = ((size_t)1 << power) * sizeof(hd_bucket);
-    hd_bucket *t = aligned_alloc(64, bytes);
-    if (t != NULL) {
-        memset(t, 0, bytes);
+    return ((uint64_t)1 << bits) - 1;
+}
+
+static uint64_t make_shape(unsigned int level, uint64_t split)
+{
+    return ((uint64_t)level << SHAPE_SPLIT_BITS) | split;
+}
+
+static unsigned int shape_level(uint64_t sh)
+{
+    return (unsigned int)(sh >> SHAPE_SPLIT_BITS);
+}
+
+static uint64_t shape_split(uint64_t sh)
+{
+    return sh & mask_of(SHAPE_SPLIT_BITS);
+}
+
+static uint64_t shape_buckets(uint64_t sh)
+{
+    return ((uint64_t)1 << shape_level(sh)) + shape_split(sh);
+}
+
+static uint64_t load_shape(void)
+{
+    return atomic_load_explicit(&shape, memory_order_acquire);
+}
+
+static hd_bucket *bucket_at(uint64_t idx)
+{
+    if (idx < ((uint64_t)1 << base_level)) {
+        return &base_table[idx];
     }
-    return t;
+    unsigned int level = 63u - (unsigned int)__builtin_clzll(idx);
+    return &upper[level][idx - ((uint64_t)1 << level)];
 }
 
-static uint64_t mask_of(unsigned int power)
+static uint64_t address(uint64_t sh, uint64_t h)
 {
-    return ((uint64_t)1 << power) - 1;
-}
-
-static void publish_view(hd_bucket *table, hd_bucket *next,
-                         unsigned int power, bool expanding)
-{
-    struct hd_view *v = &views[views_used++];
-    v->table = table;
-    v->next = next;
-    v->power = power;
-    v->expanding = expanding;
-    atomic_store_explicit(&v->expand_bucket, 0, memory_order_relaxed);
-    atomic_store_explicit(&cur_view, v, memory_order_release);
-}
-
-static struct hd_view *load_view(void)
-{
-    return atomic_load_explicit(&cur_view, memory_order_acquire);
-}
-
-/* The head bucket of hv's chain in the current view. */
-static hd_bucket *head_bucket(uint64_t hv)
-{
-    struct hd_view *v = load_view();
-    uint64_t idx = hv & mask_of(v->power);
-    if (v->expanding && idx < atomic_load_explicit(&v->expand_bucket,
-                                                   memory_order_acquire)) {
-        return &v->next[hv & mask_of(v->power + 1)];
+    uint64_t idx = h & mask_of(shape_level(sh));
+    if (idx < shape_split(sh)) {
+        idx = h & mask_of(shape_level(sh) + 1);
     }
-    return &v->table[idx];
+    return idx;
 }
 
-void assoc_prefetch(uint64_t hv)
+/* The second choice's bits: the signature times an odd constant, halves
+ * swapped so that its low bits depend on all of the signature's. */
+static uint32_t scramble(uint32_t sig)
 {
-    __builtin_prefetch(head_bucket(hv), 1);
+    uint32_t x = sig * 0x9e3779b1u;
+    return (x >> 16) | (x << 16);
+}
+
+/* The two buckets of signature sig in a stripe whose lock bits are low
+ * (they may be the same bucket). */
+static void choices_of(uint64_t sh, uint32_t sig, uint64_t low,
+                       uint64_t out[2])
+{
+    out[0] = address(sh, ((uint64_t)sig << lock_bits) | low);
+    out[1] = address(sh, ((uint64_t)scramble(sig) << lock_bits) | low);
+}
+
+/* How many distinct buckets hv's key may be in: 1 or 2, in out. */
+static int heads_of(uint64_t sh, uint64_t hv, uint64_t out[2])
+{
+    choices_of(sh, hd_signature(hv), hv & lock_mask, out);
+    return out[0] == out[1] ? 1 : 2;
 }
 
 static hd_bucket *next_in_chain(const hd_bucket *b)
@@ -226,36 +270,69 @@ static hd_bucket *next_in_chain(const hd_bucket *b)
     return b->overflow != 0 ? pool_bucket(b->overflow) : NULL;
 }
 
+void assoc_prefetch(uint64_t hv)
+{
+    uint64_t heads[2];
+    int n = heads_of(load_shape(), hv, heads);
+    for (int c = 0; c < n; c++) {
+        __builtin_prefetch(bucket_at(heads[c]), 1);
+    }
+}
+
+/* ---- tables ---- */
+
+/* Zeroed buckets that cost DRAM only once touched. */
+static hd_bucket *segment_map(uint64_t buckets)
+{
+    void *p = mmap(NULL, buckets * sizeof(hd_bucket), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void segment_unmap(hd_bucket *seg, uint64_t buckets)
+{
+    if (seg != NULL) {
+        munmap(seg, buckets * sizeof(hd_bucket));
+    }
+}
+
 void assoc_init(int hashpower_init)
 {
     unsigned int power = hashpower_init > 0 ? (unsigned int)hashpower_init
                                             : HD_HASHPOWER_DEFAULT;
+    lock_bits = item_lock_power();
+    lock_mask = mask_of(lock_bits);
+    /* every bucket must lie in one stripe */
+    if (power < lock_bits) {
+        power = lock_bits;
+    }
     if (power > HD_HASHPOWER_MAX) {
         power = HD_HASHPOWER_MAX;
     }
-    hd_bucket *t = table_alloc(power);
-    if (t == NULL) {
+    base_table = segment_map((uint64_t)1 << power);
+    if (base_table == NULL) {
         /* Start-up, not a client request: nothing can run without it. */
         fprintf(stderr, "Failed to allocate the hash table (power %u)\n",
                 power);
         exit(EXIT_FAILURE);
     }
-    views_used = 0;
+    base_level = power;
+    memset(upper, 0, sizeof(upper));
     atomic_store(&item_count, 0);
-    atomic_store(&expansions, 0);
+    atomic_store(&rounds, 0);
+    atomic_store(&cuckoo_moves, 0);
     atomic_store(&sig_false_positives, 0);
-    publish_view(t, NULL, power, false);
+    atomic_store_explicit(&shape, make_shape(power, 0), memory_order_release);
 }
 
 void assoc_destroy(void)
 {
     assoc_stop_expand_thread();
-    struct hd_view *v = load_view();
-    if (v != NULL) {
-        free(v->table);
-        if (v->expanding) {
-            free(v->next);
-        }
+    segment_unmap(base_table, (uint64_t)1 << base_level);
+    base_table = NULL;
+    for (unsigned int level = 0; level <= HD_HASHPOWER_MAX; level++) {
+        segment_unmap(upper[level], (uint64_t)1 << level);
+        upper[level] = NULL;
     }
     pthread_mutex_lock(&pool_lock);
     for (unsigned int i = 0; i < pool.nchunks; i++) {
@@ -266,132 +343,165 @@ void assoc_destroy(void)
     pool.free_head = 0;
     pool.in_use = 0;
     pthread_mutex_unlock(&pool_lock);
-    atomic_store(&cur_view, NULL);
-    views_used = 0;
 }
 
-/* ---- lookup, insert, delete ---- */
+/* ---- lookup ---- */
+
+/* A slot found: its bucket, index, and the chain bucket before it (NULL
+ * for a chain's head). */
+struct slot_ref {
+    hd_bucket *bucket;
+    int slot;
+    hd_bucket *prev;
+};
+
+/* Does the slot at locp (signature already matched) satisfy the search? */
+typedef bool (*slot_match_fn)(const uint64_t *locp, const void *arg);
+
+/* The first slot of hv's two chains with hv's signature that match()
+ * accepts. */
+static bool find_in_chains(uint64_t hv, slot_match_fn match, const void *arg,
+                           struct slot_ref *out)
+{
+    uint32_t sig = hd_signature(hv);
+    uint64_t heads[2];
+    int n = heads_of(load_shape(), hv, heads);
+    if (n == 2) {
+        __builtin_prefetch(bucket_at(heads[1]));
+    }
+    for (int c = 0; c < n; c++) {
+        hd_bucket *prev = NULL;
+        for (hd_bucket *b = bucket_at(heads[c]); b != NULL;
+                prev = b, b = next_in_chain(b)) {
+            for (int i = 0; i < HD_SLOTS; i++) {
+                if (b->sig[i] == sig && match(&b->loc[i], arg)) {
+                    *out = (struct slot_ref){ b, i, prev };
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+struct key_search {
+    const char *key;
+    size_t nkey;
+    bool d_only;
+    struct nitem_probe *probe;
+};
 
 static bool item_has_key(const item *it, const char *key, size_t nkey)
 {
     return it->nkey == nkey && memcmp(ITEM_key(it), key, nkey) == 0;
 }
 
-static inline bool loc_has_key(uint64_t loc, const char *key, size_t nkey,
-                               struct nitem_probe *probe)
+/* With d_only, N candidates are skipped without reading them; the N-zone
+ * module reads an N candidate's probe into *probe (may be NULL). */
+static bool match_key(const uint64_t *locp, const void *arg)
 {
-    if (!hd_loc_is_n(loc)) {
-        return item_has_key(hd_loc_to_item(loc), key, nkey);
+    const struct key_search *ks = arg;
+    uint64_t loc = *locp;
+    bool n = hd_loc_is_n(loc);
+    if (n && ks->d_only) {
+        return false;
     }
-    /* the N-zone module reads the probe into *probe (may be NULL) */
-    return nitem_ops->has_key(hd_n_offset(loc), key, nkey, probe);
-}
-
-/* Find key's slot: *bucket_out and *slot_out; *prev_out is the chain
- * bucket before it (NULL for the head).  With d_only, N candidates are
- * skipped without reading them. */
-static bool find_slot(const char *key, size_t nkey, uint64_t hv,
-                      bool d_only, struct nitem_probe *probe,
-                      hd_bucket **bucket_out, int *slot_out,
-                      hd_bucket **prev_out)
-{
-    uint32_t sig = hd_signature(hv);
-    hd_bucket *prev = NULL;
-
-    for (hd_bucket *b = head_bucket(hv); b != NULL;
-            prev = b, b = next_in_chain(b)) {
-        for (int i = 0; i < HD_SLOTS; i++) {
-            if (b->sig[i] != sig || (d_only && hd_loc_is_n(b->loc[i]))) {
-                continue;
-            }
-            if (loc_has_key(b->loc[i], key, nkey, probe)) {
-                *bucket_out = b;
-                *slot_out = i;
-                if (prev_out != NULL) {
-                    *prev_out = prev;
-                }
-                return true;
-            }
-            atomic_fetch_add_explicit(&sig_false_positives, 1,
-                                      memory_order_relaxed);
-        }
+    bool same = n ? nitem_ops->has_key(hd_n_offset(loc), ks->key, ks->nkey,
+                                       ks->probe)
+                  : item_has_key(hd_loc_to_item(loc), ks->key, ks->nkey);
+    if (!same) {
+        atomic_fetch_add_explicit(&sig_false_positives, 1,
+                                  memory_order_relaxed);
     }
-    return false;
+    return same;
 }
 
 item *assoc_find(const char *key, size_t nkey, uint64_t hv)
 {
-    hd_bucket *b;
-    int slot;
-    if (!find_slot(key, nkey, hv, true, NULL, &b, &slot, NULL)) {
+    struct key_search ks = { key, nkey, true, NULL };
+    struct slot_ref r;
+    if (!find_in_chains(hv, match_key, &ks, &r)) {
         return NULL;
     }
-    return hd_loc_to_item(b->loc[slot]);
+    return hd_loc_to_item(r.bucket->loc[r.slot]);
 }
 
 uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
                          struct nitem_probe *probe)
 {
-    hd_bucket *b;
-    int slot;
-    if (!find_slot(key, nkey, hv, false, probe, &b, &slot, NULL)) {
+    struct key_search ks = { key, nkey, false, probe };
+    struct slot_ref r;
+    if (!find_in_chains(hv, match_key, &ks, &r)) {
         return NULL;
     }
-    return &b->loc[slot];
+    return &r.bucket->loc[r.slot];
 }
 
-/* The slot whose word satisfies match(word, want), signature sig. */
-static uint64_t *find_word(uint64_t hv, bool (*match)(uint64_t, uint64_t),
-                           uint64_t want)
+static bool match_noff(const uint64_t *locp, const void *arg)
 {
-    uint32_t sig = hd_signature(hv);
-    for (hd_bucket *b = head_bucket(hv); b != NULL; b = next_in_chain(b)) {
-        for (int i = 0; i < HD_SLOTS; i++) {
-            if (b->sig[i] == sig && match(b->loc[i], want)) {
-                return &b->loc[i];
-            }
-        }
-    }
-    return NULL;
+    return hd_loc_is_n(*locp) && hd_n_offset(*locp) == *(const uint64_t *)arg;
 }
 
-static bool match_noff(uint64_t loc, uint64_t off)
+static bool match_word(const uint64_t *locp, const void *arg)
 {
-    return hd_loc_is_n(loc) && hd_n_offset(loc) == off;
+    return *locp == *(const uint64_t *)arg;
 }
 
-static bool match_item(uint64_t loc, uint64_t it)
+static bool match_address(const uint64_t *locp, const void *arg)
 {
-    return loc == it;
+    return locp == arg;
 }
 
 uint64_t *assoc_find_noff(uint64_t hv, uint64_t off)
 {
-    return find_word(hv, match_noff, off);
+    struct slot_ref r;
+    return find_in_chains(hv, match_noff, &off, &r) ? &r.bucket->loc[r.slot]
+                                                   : NULL;
 }
 
 uint64_t *assoc_find_item(const item *it, uint64_t hv)
 {
-    return find_word(hv, match_item, hd_loc_from_item(it));
+    uint64_t word = hd_loc_from_item(it);
+    struct slot_ref r;
+    return find_in_chains(hv, match_word, &word, &r)
+        ? &r.bucket->loc[r.slot] : NULL;
 }
 
-/* Put (sig, loc) in the first free slot of the chain starting at head,
- * appending an overflow bucket when the chain is full. */
-static bool chain_add(hd_bucket *head, uint32_t sig, uint64_t loc)
+/* ---- insert ---- */
+
+static bool slot_put(hd_bucket *b, uint32_t sig, uint64_t loc)
 {
-    hd_bucket *b = head, *last = head;
-    for (; b != NULL; last = b, b = next_in_chain(b)) {
-        for (int i = 0; i < HD_SLOTS; i++) {
-            if (b->sig[i] == 0) {
-                b->sig[i] = sig;
-                b->loc[i] = loc;
-                return true;
-            }
+    for (int i = 0; i < HD_SLOTS; i++) {
+        if (b->sig[i] == 0) {
+            b->sig[i] = sig;
+            b->loc[i] = loc;
+            return true;
         }
     }
+    return false;
+}
+
+/* A free slot anywhere in the chain that starts at head. */
+static bool chain_put(hd_bucket *head, uint32_t sig, uint64_t loc)
+{
+    for (hd_bucket *b = head; b != NULL; b = next_in_chain(b)) {
+        if (slot_put(b, sig, loc)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Append an overflow bucket holding (sig, loc) to the chain of head. */
+static bool chain_append(hd_bucket *head, uint32_t sig, uint64_t loc)
+{
     uint32_t link;
     if (!pool_take(1, &link)) {
         return false;
+    }
+    hd_bucket *last = head;
+    while (last->overflow != 0) {
+        last = pool_bucket(last->overflow);
     }
     hd_bucket *fresh = pool_bucket(link);
     fresh->sig[0] = sig;
@@ -400,14 +510,105 @@ static bool chain_add(hd_bucket *head, uint32_t sig, uint64_t loc)
     return true;
 }
 
-static uint64_t grow_threshold(const struct hd_view *v)
+/* Which slot a cuckoo move evicts: a per-thread xorshift, so that two
+ * entries cannot keep pushing each other back and forth. */
+static __thread uint64_t kick_state;
+
+static unsigned int kick_pick(unsigned int n)
 {
-    return ((uint64_t)1 << v->power) * HD_GROW_LOAD;
+    if (kick_state == 0) {
+        kick_state = (uint64_t)(uintptr_t)&kick_state | 1;
+    }
+    kick_state ^= kick_state << 13;
+    kick_state ^= kick_state >> 7;
+    kick_state ^= kick_state << 17;
+    return (unsigned int)(kick_state % n);
+}
+
+struct kick {
+    hd_bucket *bucket;
+    int slot;
+};
+
+static void swap_entry(hd_bucket *b, int i, uint32_t *sig, uint64_t *loc)
+{
+    uint32_t s = b->sig[i];
+    uint64_t l = b->loc[i];
+    b->sig[i] = *sig;
+    b->loc[i] = *loc;
+    *sig = s;
+    *loc = l;
+}
+
+/* Cuckoo displacement from bucket idx: (*sig, *loc) takes a slot there,
+ * its entry moves on to its other bucket, and so on.  True when the last
+ * mover found a free slot; false after HD_KICKS moves with (*sig, *loc)
+ * the entry left without one.  path records the moves for undo_kicks. */
+static bool displace(uint64_t sh, uint64_t idx, uint64_t low, uint32_t *sig,
+                     uint64_t *loc, struct kick *path, int *moves)
+{
+    for (int n = 0; n < HD_KICKS; n++) {
+        hd_bucket *b = bucket_at(idx);
+        int i = (int)kick_pick(HD_SLOTS);
+        swap_entry(b, i, sig, loc);
+        path[n] = (struct kick){ b, i };
+        *moves = n + 1;
+        uint64_t c[2];
+        choices_of(sh, *sig, low, c);
+        uint64_t other = c[0] == idx ? c[1] : c[0];
+        if (other != idx) {
+            if (slot_put(bucket_at(other), *sig, *loc)) {
+                atomic_fetch_add_explicit(&cuckoo_moves, (uint64_t)n + 1,
+                                          memory_order_relaxed);
+                return true;
+            }
+            idx = other;
+        }
+    }
+    return false;
+}
+
+static void undo_kicks(const struct kick *path, int moves, uint32_t *sig,
+                       uint64_t *loc)
+{
+    while (moves-- > 0) {
+        swap_entry(path[moves].bucket, path[moves].slot, sig, loc);
+    }
+}
+
+/* Index (sig, loc) in the stripe whose lock bits are low: a free head
+ * slot of either choice, else room made by cuckoo moves, else a free
+ * slot in either chain, else a new overflow bucket.  False (and nothing
+ * changed) only when no overflow bucket can be had. */
+static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
+{
+    uint64_t c[2];
+    choices_of(sh, sig, low, c);
+    if (slot_put(bucket_at(c[0]), sig, loc)
+            || slot_put(bucket_at(c[1]), sig, loc)) {
+        return true;
+    }
+    struct kick path[HD_KICKS];
+    int moves = 0;
+    uint32_t s = sig;
+    uint64_t l = loc;
+    if (c[0] != c[1]
+            && displace(sh, c[kick_pick(2)], low, &s, &l, path, &moves)) {
+        return true;
+    }
+    uint64_t h[2];
+    choices_of(sh, s, low, h);
+    if (chain_put(bucket_at(h[0]), s, l) || chain_put(bucket_at(h[1]), s, l)
+            || chain_append(bucket_at(h[0]), s, l)) {
+        return true;
+    }
+    undo_kicks(path, moves, &s, &l);
+    return false;
 }
 
 int assoc_insert_loc(uint64_t loc, uint64_t hv)
 {
-    if (!chain_add(head_bucket(hv), hd_signature(hv), loc)) {
+    if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask)) {
         return 0;
     }
     atomic_fetch_add_explicit(&item_count, 1, memory_order_relaxed);
@@ -420,6 +621,8 @@ int assoc_insert(item *it, uint64_t hv)
     return assoc_insert_loc(hd_loc_from_item(it), hv);
 }
 
+/* ---- delete ---- */
+
 static bool bucket_empty(const hd_bucket *b)
 {
     for (int i = 0; i < HD_SLOTS; i++) {
@@ -430,13 +633,9 @@ static bool bucket_empty(const hd_bucket *b)
     return true;
 }
 
-/* Empty slot i of bucket b (prev: the bucket before it in the chain). */
-static void clear_slot(hd_bucket *b, int i, hd_bucket *prev)
+/* An emptied overflow bucket leaves its chain so probes stay short. */
+static void drop_if_empty(hd_bucket *b, hd_bucket *prev)
 {
-    b->sig[i] = 0;
-    b->loc[i] = 0;
-    atomic_fetch_sub_explicit(&item_count, 1, memory_order_relaxed);
-    /* An emptied overflow bucket leaves the chain so probes stay short. */
     if (prev != NULL && bucket_empty(b)) {
         uint32_t link = prev->overflow;
         prev->overflow = b->overflow;
@@ -446,205 +645,168 @@ static void clear_slot(hd_bucket *b, int i, hd_bucket *prev)
 
 void assoc_delete_loc(uint64_t *locp, uint64_t hv)
 {
-    hd_bucket *prev = NULL;
-    for (hd_bucket *b = head_bucket(hv); b != NULL;
-            prev = b, b = next_in_chain(b)) {
+    struct slot_ref r;
+    if (!find_in_chains(hv, match_address, locp, &r)) {
+        return;
+    }
+    r.bucket->sig[r.slot] = 0;
+    r.bucket->loc[r.slot] = 0;
+    atomic_fetch_sub_explicit(&item_count, 1, memory_order_relaxed);
+    drop_if_empty(r.bucket, r.prev);
+}
+
+/* ---- growth ---- */
+
+static uint64_t capacity_of(uint64_t buckets)
+{
+    return buckets * HD_LOAD_X4 / 4;
+}
+
+/* Does the entry of signature sig in bucket idx still belong there under
+ * the shape sh? */
+static bool stays(uint64_t sh, uint64_t idx, uint32_t sig)
+{
+    uint64_t c[2];
+    choices_of(sh, sig, idx & lock_mask, c);
+    return c[0] == idx || c[1] == idx;
+}
+
+/* Split bucket s = the split pointer of shape sh (its stripe held): the
+ * entries of its chain that the next shape sends elsewhere go to the
+ * bucket s + 2^L, which is empty; then the next shape is published.
+ * False when the overflow buckets the movers may need cannot be had
+ * (nothing changed). */
+static bool do_split(uint64_t sh)
+{
+    unsigned int level = shape_level(sh);
+    uint64_t s = shape_split(sh);
+    uint64_t next = s + 1 == ((uint64_t)1 << level)
+        ? make_shape(level + 1, 0) : make_shape(level, s + 1);
+    hd_bucket *from = bucket_at(s);
+    hd_bucket *to = bucket_at(s + ((uint64_t)1 << level));
+
+    unsigned int movers = 0;
+    for (hd_bucket *b = from; b != NULL; b = next_in_chain(b)) {
         for (int i = 0; i < HD_SLOTS; i++) {
-            if (&b->loc[i] == locp) {
-                clear_slot(b, i, prev);
-                return;
-            }
-        }
-    }
-}
-
-/* ---- expansion ---- */
-
-struct hd_entry {
-    uint32_t sig;
-    uint64_t loc;
-};
-
-static unsigned int chain_entries(const hd_bucket *head, struct hd_entry **out,
-                                  struct hd_entry *stackbuf,
-                                  unsigned int stackcap)
-{
-    unsigned int n = 0, cap = stackcap;
-    struct hd_entry *buf = stackbuf;
-    for (const hd_bucket *b = head; b != NULL; b = next_in_chain(b)) {
-        for (int i = 0; i < HD_SLOTS; i++) {
-            if (b->sig[i] == 0) {
-                continue;
-            }
-            if (n == cap) {
-                struct hd_entry *grown = malloc(2 * cap * sizeof(*grown));
-                if (grown == NULL) {
-                    if (buf != stackbuf) {
-                        free(buf);
-                    }
-                    *out = NULL;
-                    return 0;
-                }
-                memcpy(grown, buf, n * sizeof(*grown));
-                if (buf != stackbuf) {
-                    free(buf);
-                }
-                buf = grown;
-                cap *= 2;
-            }
-            buf[n].sig = b->sig[i];
-            buf[n].loc = b->loc[i];
-            n++;
-        }
-    }
-    *out = buf;
-    return n;
-}
-
-static unsigned int overflow_needed(unsigned int entries)
-{
-    return entries <= HD_SLOTS ? 0 : (entries - 1) / HD_SLOTS;
-}
-
-/* Fill the empty head bucket dst from entries, chaining reserved overflow
- * buckets taken from *spare. */
-static void fill_chain(hd_bucket *dst, const struct hd_entry *e,
-                       unsigned int n, uint32_t *spare)
-{
-    hd_bucket *b = dst;
-    int slot = 0;
-    for (unsigned int i = 0; i < n; i++) {
-        if (slot == HD_SLOTS) {
-            uint32_t link = *spare;
-            hd_bucket *fresh = pool_bucket(link);
-            *spare = fresh->overflow;
-            fresh->overflow = 0;
-            b->overflow = link;
-            b = fresh;
-            slot = 0;
-        }
-        b->sig[slot] = e[i].sig;
-        b->loc[slot] = e[i].loc;
-        slot++;
-    }
-}
-
-/* The hash of an indexed entry: the split bit lies below the signature, so
- * a D item's key is hashed again and an N item's hash is read from its
- * header (one line; the only places expansion touches items). */
-static uint64_t entry_hash(const struct hd_entry *e)
-{
-    if (hd_loc_is_n(e->loc)) {
-        return nitem_ops->hash_of(hd_n_offset(e->loc));
-    }
-    const item *it = hd_loc_to_item(e->loc);
-    return hash_key(ITEM_key(it), it->nkey);
-}
-
-/* Move bucket idx of v->table into v->next; caller holds its stripe.
- * False when memory for the new chains is short (nothing changed). */
-static bool migrate_bucket(struct hd_view *v, uint64_t idx)
-{
-    struct hd_entry stackbuf[32], *e;
-    hd_bucket *old = &v->table[idx];
-    unsigned int n = chain_entries(old, &e, stackbuf, 32);
-    if (e == NULL) {
-        return false;
-    }
-    /* Partition in place: low half first, then entries with the new bit. */
-    uint64_t bit = (uint64_t)1 << v->power;
-    unsigned int nlow = 0;
-    for (unsigned int i = 0; i < n; i++) {
-        if ((entry_hash(&e[i]) & bit) == 0) {
-            struct hd_entry tmp = e[nlow];
-            e[nlow++] = e[i];
-            e[i] = tmp;
+            movers += b->sig[i] != 0 && !stays(next, s, b->sig[i]);
         }
     }
     uint32_t spare = 0;
-    unsigned int need = overflow_needed(nlow) + overflow_needed(n - nlow);
-    bool ok = need == 0 || pool_take(need, &spare);
-    if (ok) {
-        fill_chain(&v->next[idx], e, nlow, &spare);
-        fill_chain(&v->next[idx | bit], e + nlow, n - nlow, &spare);
-        for (uint32_t link = old->overflow; link != 0;) {
-            uint32_t next = pool_bucket(link)->overflow;
-            pool_put(link);
-            link = next;
+    if (movers > HD_SLOTS
+            && !pool_take((movers - 1) / HD_SLOTS, &spare)) {
+        return false;
+    }
+    hd_bucket *dst = to;
+    int dslot = 0;
+    hd_bucket *prev = NULL;
+    for (hd_bucket *b = from; b != NULL;) {
+        for (int i = 0; i < HD_SLOTS; i++) {
+            if (b->sig[i] == 0 || stays(next, s, b->sig[i])) {
+                continue;
+            }
+            if (dslot == HD_SLOTS) {
+                hd_bucket *fresh = pool_bucket(spare);
+                dst->overflow = spare;
+                spare = fresh->overflow;
+                fresh->overflow = 0;
+                dst = fresh;
+                dslot = 0;
+            }
+            dst->sig[dslot] = b->sig[i];
+            dst->loc[dslot++] = b->loc[i];
+            b->sig[i] = 0;
+            b->loc[i] = 0;
         }
-        memset(old, 0, sizeof(*old));
+        hd_bucket *after = next_in_chain(b);
+        if (prev != NULL && bucket_empty(b)) {
+            drop_if_empty(b, prev);
+        } else {
+            prev = b;
+        }
+        b = after;
     }
-    if (e != stackbuf) {
-        free(e);
+    atomic_store_explicit(&shape, next, memory_order_release);
+    return true;
+}
+
+/* Split the next bucket (split_lock held).  False at the size limit or
+ * when memory is short. */
+static bool split_next(void)
+{
+    uint64_t sh = load_shape();
+    unsigned int level = shape_level(sh);
+    if (level >= HD_HASHPOWER_MAX) {
+        return false;
     }
-    return ok;
+    if (upper[level] == NULL) {
+        upper[level] = segment_map((uint64_t)1 << level);
+        if (upper[level] == NULL) {
+            return false;
+        }
+    }
+    uint64_t s = shape_split(sh);
+    item_lock(s);
+    bool done = do_split(sh);
+    item_unlock(s);
+    if (done && shape_split(load_shape()) == 0) {
+        atomic_fetch_add(&rounds, 1);
+    }
+    return done;
 }
 
 bool assoc_expand_now(void)
 {
-    pthread_mutex_lock(&expand_run_lock);
-    struct hd_view *v = load_view();
-    unsigned int power = v->power;
-    hd_bucket *next = power < HD_HASHPOWER_MAX ? table_alloc(power + 1)
-                                                : NULL;
-    if (next == NULL) {
-        pthread_mutex_unlock(&expand_run_lock);
-        return false;
-    }
-    hd_bucket *old = v->table;
-    publish_view(old, next, power, true);
-    v = load_view();
+    pthread_mutex_lock(&split_lock);
+    bool ok = true;
+    do {
+        ok = split_next();
+    } while (ok && shape_split(load_shape()) != 0);
+    pthread_mutex_unlock(&split_lock);
+    return ok;
+}
 
-    uint64_t nbuckets = (uint64_t)1 << power;
-    for (uint64_t idx = 0; idx < nbuckets; idx++) {
-        item_lock(idx);
-        while (!migrate_bucket(v, idx)) {
-            /* Out of memory for overflow buckets: let frees happen. */
-            item_unlock(idx);
-            struct timespec ts = { 0, 10 * 1000 * 1000 };
-            nanosleep(&ts, NULL);
-            item_lock(idx);
-        }
-        atomic_store_explicit(&v->expand_bucket, idx + 1,
-                              memory_order_release);
-        item_unlock(idx);
+bool assoc_reserve(uint64_t items)
+{
+    pthread_mutex_lock(&split_lock);
+    bool ok = true;
+    while (ok && capacity_of(shape_buckets(load_shape())) < items) {
+        ok = split_next();
     }
-    publish_view(next, NULL, power + 1, false);
-    /* Every bucket was moved under its stripe, so every reader that could
-     * reach the old table has let go of it. */
-    free(old);
-    atomic_fetch_add(&expansions, 1);
-    pthread_mutex_unlock(&expand_run_lock);
-    return true;
+    pthread_mutex_unlock(&split_lock);
+    return ok;
 }
 
 void assoc_walk(assoc_visit_fn visit, void *arg)
 {
-    /* Holding the run lock keeps the table shape still: no expansion is
-     * half done, so bucket idx is all of stripe idx's keys of that index. */
-    pthread_mutex_lock(&expand_run_lock);
-    struct hd_view *v = load_view();
-    uint64_t nbuckets = (uint64_t)1 << v->power;
-    for (uint64_t idx = 0; idx < nbuckets; idx++) {
-        item_lock(idx);
-        for (hd_bucket *b = &v->table[idx]; b != NULL; b = next_in_chain(b)) {
-            for (int i = 0; i < HD_SLOTS; i++) {
-                if (b->sig[i] != 0) {
-                    visit(&b->loc[i], arg);
+    /* A stripe's buckets neither split nor trade entries with another
+     * stripe's while its lock is held, so each entry is visited once. */
+    uint64_t stripes = (uint64_t)1 << lock_bits;
+    for (uint64_t st = 0; st < stripes; st++) {
+        item_lock(st);
+        uint64_t nbuckets = shape_buckets(load_shape());
+        for (uint64_t idx = st; idx < nbuckets; idx += stripes) {
+            for (hd_bucket *b = bucket_at(idx); b != NULL;
+                    b = next_in_chain(b)) {
+                for (int i = 0; i < HD_SLOTS; i++) {
+                    if (b->sig[i] != 0) {
+                        visit(&b->loc[i], arg);
+                    }
                 }
             }
         }
-        item_unlock(idx);
+        item_unlock(st);
     }
-    pthread_mutex_unlock(&expand_run_lock);
 }
 
 static bool needs_growth(void)
 {
-    struct hd_view *v = load_view();
-    return v != NULL && !v->expanding && v->power < HD_HASHPOWER_MAX
+    if (base_table == NULL) {
+        return false;
+    }
+    uint64_t sh = load_shape();
+    return shape_level(sh) < HD_HASHPOWER_MAX
         && atomic_load_explicit(&item_count, memory_order_relaxed)
-            > grow_threshold(v);
+            > capacity_of(shape_buckets(sh));
 }
 
 void assoc_expand_if_needed(void)
@@ -657,6 +819,24 @@ void assoc_expand_if_needed(void)
     bg_thread_wake(&expand_thr);
 }
 
+/* Split until the load is back under its target or HD_SPLIT_BATCH splits
+ * are made; false when a split failed (memory, size limit). */
+static bool split_batch(void)
+{
+    bool ok = true;
+    pthread_mutex_lock(&split_lock);
+    atomic_store(&splitting, true);
+    for (int n = 0; n < HD_SPLIT_BATCH && ok && needs_growth(); n++) {
+        ok = split_next();
+    }
+    atomic_store(&splitting, false);
+    pthread_mutex_unlock(&split_lock);
+    if (!ok && settings.verbose > 1) {
+        fprintf(stderr, "Hash table growth stopped: no memory\n");
+    }
+    return ok;
+}
+
 static void *expand_thread(void *arg)
 {
     pthread_mutex_lock(&expand_lock);
@@ -666,23 +846,11 @@ static void *expand_thread(void *arg)
             continue;
         }
         pthread_mutex_unlock(&expand_lock);
-        bool grown = false;
-        if (needs_growth()) {
-            grown = assoc_expand_now();
-            if (settings.verbose > 1) {
-                fprintf(stderr, "Hash table expansion %s\n",
-                        grown ? "done" : "failed");
-            }
-        }
+        bool ok = split_batch();
         pthread_mutex_lock(&expand_lock);
-        /* A failed growth (no memory) is retried on a later insert.  A
-         * done one goes on while the table is still over its load: the
-         * inserts made while it ran could not ask (a table that is
-         * expanding needs no growth), and none may follow them. */
-        atomic_store(&expand_wanted, false);
-        if (grown && needs_growth()) {
-            atomic_store(&expand_wanted, true);
-        }
+        /* A failed split (no memory) is retried on a later insert; a
+         * batch that left the table over its load goes on. */
+        atomic_store(&expand_wanted, ok && needs_growth());
     }
     pthread_mutex_unlock(&expand_lock);
     return NULL;
@@ -711,19 +879,19 @@ void assoc_stop_expand_thread(void)
 
 void assoc_get_stats(struct assoc_stats *out)
 {
-    struct hd_view *v = load_view();
     memset(out, 0, sizeof(*out));
-    if (v == NULL) {
+    if (base_table == NULL) {
         return;
     }
-    out->hash_power_level = v->power;
-    out->hash_bytes = ((uint64_t)1 << v->power) * sizeof(hd_bucket);
-    if (v->expanding) {
-        out->hash_bytes += ((uint64_t)2 << v->power) * sizeof(hd_bucket);
-    }
-    out->expanding = v->expanding;
+    uint64_t sh = load_shape();
+    out->hash_power_level = shape_level(sh);
+    out->buckets = shape_buckets(sh);
+    out->hash_bytes = out->buckets * sizeof(hd_bucket);
+    out->expanding = atomic_load(&splitting);
     out->items = atomic_load_explicit(&item_count, memory_order_relaxed);
-    out->expansions = atomic_load(&expansions);
+    out->expansions = atomic_load(&rounds);
+    out->cuckoo_moves = atomic_load_explicit(&cuckoo_moves,
+                                             memory_order_relaxed);
     out->sig_false_positives = atomic_load_explicit(&sig_false_positives,
                                                     memory_order_relaxed);
     pthread_mutex_lock(&pool_lock);

@@ -3,16 +3,20 @@
  *
  * Keys map to items through 64-byte buckets of descriptors.  A descriptor
  * is a 32-bit key signature (the high half of hash_key()) and a 64-bit
- * location word; the low bits of the hash choose the bucket.  A lookup
- * compares the signatures of one cache line and touches an item only to
- * confirm the key of a matching signature.  Full buckets chain to overflow
- * buckets taken from a shared pool.
+ * location word.  A key may sit in either of two buckets, both chosen
+ * from its signature and the hash's low lock bits (hash_desc.c); a lookup
+ * compares the signatures of those two cache lines and touches an item
+ * only to confirm the key of a matching signature.  Full buckets make
+ * room by cuckoo moves, and chain overflow buckets from a shared pool
+ * only when that fails.  The table grows a bucket at a time.
  *
  * Locking: every call that takes an hv must be made with item_lock(hv)
- * held.  Because thread.c's lock stripe is hv & (nlocks - 1) and nlocks is
- * at most the initial bucket count, one stripe covers every key of a
- * bucket at any table size; that is what lets the expansion thread move a
- * bucket while holding just its stripe.
+ * held.  Both buckets of a key, and every bucket a cuckoo move or a split
+ * reaches from them, share the key's lock stripe (item_lock.h), which is
+ * what lets one lock guard an insert that moves other entries and lets the
+ * growth thread split a bucket while holding just its stripe.  An insert
+ * may move other entries of its stripe to their other bucket: a location
+ * pointer from a find is valid until the caller inserts or unlocks.
  */
 #ifndef HASH_DESC_H
 #define HASH_DESC_H
@@ -23,9 +27,9 @@
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
 #define HD_HASHPOWER_DEFAULT 16
 #define HD_HASHPOWER_MAX 32      /* bucket bits must stay below the signature */
-/* Grow when the average bucket holds more than this many items (of
- * HD_SLOTS): keeps overflow chains rare while the lines stay well used. */
-#define HD_GROW_LOAD 4
+/* The table grows while it holds more than HD_LOAD_X4 / 4 entries per
+ * bucket (of HD_SLOTS): 85% of the slots, 15.1 bytes per entry. */
+#define HD_LOAD_X4 17
 
 /* One bucket: signatures first, so a probe reads them without touching the
  * location words; then the overflow link; then the locations.  An empty
@@ -203,12 +207,10 @@ struct nitem_probe;
 
 /* How the index learns about N items, given by the N-zone module before
  * the first lookup (nitem.c's nitem_index_ops).  has_key: does the N item
- * at off hold key (filling *probe unless probe is NULL).  hash_of: the
- * hash stored with the N item at off (index growth). */
+ * at off hold key (filling *probe unless probe is NULL). */
 struct assoc_nitem_ops {
     bool (*has_key)(uint64_t off, const char *key, size_t nkey,
                     struct nitem_probe *probe);
-    uint64_t (*hash_of)(uint64_t off);
 };
 void assoc_set_nitem_ops(const struct assoc_nitem_ops *ops);
 
@@ -232,39 +234,44 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv);
 /* Remove the slot whose location word is *locp (from assoc_find_loc,
  * _noff or _item).  Caller holds item_lock(hv). */
 void assoc_delete_loc(uint64_t *locp, uint64_t hv);
-/* Start loading the cache line of hv's bucket (a hint: no lock needed);
+/* Start loading the cache lines of hv's buckets (a hint: no lock needed);
  * a caller with many keys to insert at once (a warm restart) hides the
  * misses of one behind the work on others. */
 void assoc_prefetch(uint64_t hv);
 
-/* Visit every location word, bucket by bucket, each bucket under its item
- * lock (the visitor may rewrite the word, not remove the slot).  Growth
- * waits while a walk runs.  Must be called without item locks (the decay
- * walker of the tier thread). */
+/* Visit every location word, stripe by stripe under its item lock (the
+ * visitor may rewrite the word, not remove the slot).  Must be called
+ * without item locks (the decay walker of the tier thread). */
 typedef void (*assoc_visit_fn)(uint64_t *locp, void *arg);
 void assoc_walk(assoc_visit_fn visit, void *arg);
 
 /* Growth.  The thread sleeps until an insert pushes the load past
- * HD_GROW_LOAD, then migrates buckets one stripe at a time while workers
- * keep serving.  Without the thread (no_hashexpand) chains just grow. */
+ * HD_LOAD_X4 / 4 per bucket, then splits buckets one at a time, each
+ * under its stripe, while workers keep serving.  Without the thread
+ * (no_hashexpand) chains just grow. */
 int assoc_start_expand_thread(void);   /* 0 = ok */
 void assoc_stop_expand_thread(void);
 /* Wake the thread if the load calls for growth (cheap; any thread). */
 void assoc_expand_if_needed(void);
-/* Double the table now, in the calling thread, taking each stripe in turn
- * (tests; also what the thread runs).  Must be called without item locks.
- * Returns false if the table is at its limit or memory is short. */
+/* Split buckets in the calling thread until the table has doubled since
+ * the last power of two (tests).  Must be called without item locks.
+ * False if the table is at its limit or memory is short. */
 bool assoc_expand_now(void);
+/* Split buckets until the table holds `items` at its target load (a warm
+ * restart, before its scan links them).  Without item locks. */
+bool assoc_reserve(uint64_t items);
 
 /* Stats. */
 struct assoc_stats {
-    unsigned int hash_power_level;
-    uint64_t hash_bytes;         /* main table(s) */
+    unsigned int hash_power_level; /* log2 of the buckets, rounded down */
+    uint64_t buckets;
+    uint64_t hash_bytes;         /* the buckets made */
     uint64_t overflow_bytes;     /* overflow buckets in use */
     uint64_t overflow_reserved;  /* overflow pool memory allocated */
     uint64_t items;
     bool expanding;
-    uint64_t expansions;
+    uint64_t expansions;         /* doublings completed */
+    uint64_t cuckoo_moves;       /* entries moved to their other bucket */
     uint64_t sig_false_positives; /* signature matched, key did not */
 };
 void assoc_get_stats(struct assoc_stats *out);

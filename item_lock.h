@@ -14,6 +14,9 @@
 /* Make 2^power stripes (again: the old ones are freed, so only before any
  * thread uses them); false when out of memory. */
 bool item_locks_init(unsigned int power);
+/* The power the stripes were made with: item_lock(hv) is stripe
+ * hv & ((1 << power) - 1). */
+unsigned int item_lock_power(void);
 void item_lock(uint64_t hv);
 void item_unlock(uint64_t hv);
 int item_trylock(uint64_t hv);   /* 0 on success, like pthread_mutex_trylock */

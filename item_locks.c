@@ -15,6 +15,7 @@
 
 static pthread_mutex_t *item_locks;
 static uint64_t item_lock_mask;
+static unsigned int lock_power;
 
 bool item_locks_init(unsigned int power)
 {
@@ -29,7 +30,13 @@ bool item_locks_init(unsigned int power)
     free(item_locks);
     item_locks = locks;
     item_lock_mask = count - 1;
+    lock_power = power;
     return true;
+}
+
+unsigned int item_lock_power(void)
+{
+    return lock_power;
 }
 
 void item_lock(uint64_t hv)

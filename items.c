@@ -991,6 +991,11 @@ static struct nzone_attach_result zone_start;
 
 void storage_init(void)
 {
+    /* the index's buckets are laid out by the stripes (hash_desc.h) */
+    if (!item_locks_init(ITEM_LOCK_POWER)) {
+        fprintf(stderr, "Can't allocate item locks\n");
+        exit(EXIT_FAILURE);
+    }
     memset(ccount, 0, sizeof(ccount));
     atomic_store(&total_items, 0);
     atomic_store(&cas_id, 0);

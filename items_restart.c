@@ -199,20 +199,6 @@ static void recover_page(uint64_t page, unsigned int id,
     }
 }
 
-/* Size the index for every chunk of the given pages before the scan:
- * a page is given only when its class has no free chunk, so that is the
- * zone's peak item count, and growing once up front spares the scan the
- * rehashing (each moved N item's hash is read back from NVM). */
-static void grow_index_for(uint64_t items)
-{
-    struct assoc_stats st;
-    assoc_get_stats(&st);
-    while (((uint64_t)HD_GROW_LOAD << st.hash_power_level) < items
-           && assoc_expand_now()) {
-        assoc_get_stats(&st);
-    }
-}
-
 static void scan_zone(void)
 {
     size_t page_size = slabs_tier_page_size();
@@ -222,7 +208,10 @@ static void scan_zone(void)
         unsigned int id = slabs_tier_clsid(page * page_size);
         chunks += id == 0 ? 0 : slabs_chunks_per_page(id);
     }
-    grow_index_for(chunks);
+    /* a page is given only when its class has no free chunk, so that is
+     * the zone's peak item count: sized once up front, the scan makes no
+     * chains before the growth thread exists */
+    assoc_reserve(chunks);
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (uint64_t page = 0; page < used; page++) {

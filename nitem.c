@@ -218,14 +218,6 @@ static bool index_has_key(uint64_t off, const char *key, size_t nkey,
     return nitem_probe_matches(probe, key, nkey);
 }
 
-static uint64_t index_hash_of(uint64_t off)
-{
-    nitem_hdr h;
-    nitem_read_header(off, &h, sizeof(h.hv));
-    return h.hv;
-}
-
 const struct assoc_nitem_ops nitem_index_ops = {
     .has_key = index_has_key,
-    .hash_of = index_hash_of,
 };

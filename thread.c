@@ -250,10 +250,6 @@ static void worker_free(LIBEVENT_THREAD *me)
 
 void memcached_thread_init(int nthreads, void *arg)
 {
-    if (!item_locks_init(ITEM_LOCK_POWER)) {
-        fprintf(stderr, "Can't allocate item locks\n");
-        exit(EXIT_FAILURE);
-    }
     threads = calloc(nthreads, sizeof(LIBEVENT_THREAD));
     if (threads == NULL) {
         perror("Can't allocate thread descriptors");

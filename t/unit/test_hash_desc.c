@@ -292,8 +292,7 @@ static void test_concurrent_growth(void)
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
         assoc_get_stats(&st);
-        if (!st.expanding && st.items <= ((uint64_t)1 << st.hash_power_level)
-                * HD_GROW_LOAD) {
+        if (!st.expanding && st.items <= st.buckets * HD_LOAD_X4 / 4) {
             break;
         }
         struct timespec ts = { 0, 1000000 };
@@ -321,37 +320,60 @@ static void test_concurrent_growth(void)
     }
 }
 
-/* DRAM of the index per item at the two ends of a growth cycle. */
+/* DRAM of the index per item as it grows bucket by bucket: sampled
+ * after every batch of inserts, the table split up to its target load
+ * each time, from 2^14 buckets' worth to eight times that (three
+ * levels). */
 static void test_bytes_per_item(void)
 {
-    enum { POWER = 14 };
-    unsigned int nbuckets = 1u << POWER;
-    unsigned int at_grow = nbuckets * HD_GROW_LOAD;
-    item **items = calloc(at_grow, sizeof(*items));
+    enum { POWER = 14, BATCH = 997 };
+    unsigned int start = (1u << POWER) * HD_LOAD_X4 / 4;
+    unsigned int total = 8 * start;
+    item **items = calloc(total, sizeof(*items));
     char key[64];
     struct assoc_stats st;
+    double worst = 0, best = 1e9, at_level = 0, mid_level = 0;
+    bool reserved = true;
 
     assoc_init(POWER);
-    for (unsigned int i = 0; i < at_grow; i++) {
+    for (unsigned int i = 0; i < total; i++) {
         key_of(i, key, sizeof(key));
         items[i] = make_item(key);
         locked_insert(items[i]);
+        if (i < start || i % BATCH != 0) {
+            continue;
+        }
+        reserved = assoc_reserve(i + 1) && reserved;
+        assoc_get_stats(&st);
+        double per = (double)(st.hash_bytes + st.overflow_bytes) / st.items;
+        worst = per > worst ? per : worst;
+        best = per < best ? per : best;
+        uint64_t level_start = (uint64_t)1 << st.hash_power_level;
+        if (at_level == 0 && st.hash_power_level == POWER + 2) {
+            at_level = per;      /* just past a power of two */
+        }
+        if (mid_level == 0 && st.buckets >= level_start + level_start / 2) {
+            mid_level = per;     /* halfway through a level */
+        }
     }
     assoc_get_stats(&st);
-    double full = (double)(st.hash_bytes + st.overflow_bytes) / st.items;
-    double overflowed = 100.0 * (double)st.overflow_bytes
-        / (double)sizeof(hd_bucket) / nbuckets;
-    assoc_expand_now();
-    assoc_get_stats(&st);
-    double after = (double)(st.hash_bytes + st.overflow_bytes) / st.items;
-    diag("index bytes/item: %.1f at the growth threshold (load %d of %d), "
-         "%.1f right after doubling; overflow %.1f%% of buckets at threshold",
-         full, HD_GROW_LOAD, HD_SLOTS, after, overflowed);
-    ok(full < 20.0, "at the growth threshold the index costs %.1f bytes/item",
-       full);
-    ok(after < 40.0, "right after growth it costs %.1f bytes/item", after);
+    diag("index bytes/item from %u to %u entries: %.2f..%.2f; %.2f just "
+         "past a power of two, %.2f halfway through a level; overflow %llu "
+         "bytes, %llu cuckoo moves", start, total, best, worst, at_level,
+         mid_level, (unsigned long long)st.overflow_bytes,
+         (unsigned long long)st.cuckoo_moves);
+    ok(reserved, "the table splits up to its target load on demand");
+    ok(worst <= 16.0, "the index never costs more than 16 bytes per entry "
+       "(%.2f at worst)", worst);
+    ok(st.cuckoo_moves > 0, "full buckets made room by cuckoo moves");
+    bool all = true;
+    for (unsigned int i = 0; i < total; i++) {
+        key_of(i, key, sizeof(key));
+        all = all && locked_find(key) == items[i];
+    }
+    ok(all, "every key is found after three levels of splits");
     assoc_destroy();
-    for (unsigned int i = 0; i < at_grow; i++) {
+    for (unsigned int i = 0; i < total; i++) {
         free(items[i]);
     }
     free(items);
@@ -453,9 +475,15 @@ static void test_n_slots(void)
     struct assoc_stats st;
     assoc_get_stats(&st);
     unsigned int power0 = st.hash_power_level;
+    uint64_t read0, written0, read1, written1;
+    nvm_stats_sum(&read0, &written0);
     ok(assoc_expand_now() && assoc_expand_now(),
-       "the index grows twice with N items in it (their hash is read from "
-       "NVM)");
+       "the index grows twice with N items in it");
+    nvm_stats_sum(&read1, &written1);
+    ok(read1 == read0 && written1 == written0,
+       "growth reads no NVM line (%llu read, %llu written)",
+       (unsigned long long)(read1 - read0),
+       (unsigned long long)(written1 - written0));
     assoc_get_stats(&st);
     ok(st.hash_power_level == power0 + 2 && st.items == N,
        "power %u -> %u, %llu items", power0, st.hash_power_level,

@@ -210,7 +210,6 @@ int main(void)
     settings.tier.policy = TIER_POLICY_HMHC;
     settings.maxbytes = 1 << 20;
     unit_nvm_open((16 << 20) + (size_t)settings.slab_page_size);
-    unit_locks_init(10);
     storage_init();
     val = malloc(VLEN);
     memset(val, 'v', VLEN);

@@ -422,7 +422,6 @@ int main(void)
     unit_settings_defaults();
     settings.maxbytes = 2 * 1024 * 1024;
     settings.hashpower_init = 10;
-    unit_locks_init(10);
     t = calloc(1, sizeof(*t));
     storage_init();
     ok(storage_start_threads() == 0, "storage threads start");

@@ -116,7 +116,6 @@ static void engine_start(size_t dram, size_t nvm, enum tier_policy policy)
     settings.maxbytes = dram;
     settings.tier.promote_async = false;
     unit_nvm_open(nvm + (size_t)settings.slab_page_size);
-    unit_locks_init(10);
     storage_init();
     nvm_stats_reset();
 }
