@@ -23,9 +23,11 @@
  * advances s; at 2^L the level goes up.  The growth thread splits while
  * the index holds more than HD_LOAD_X4 / 4 entries per bucket, so the
  * table's DRAM stays at one bucket per that many entries at every size,
- * never half empty as after a doubling.  The buckets past 2^L are a
- * segment of 2^L buckets mapped when the level is reached and touched
- * page by page as splits reach them; hash_bytes counts the buckets made.
+ * never half empty as after a doubling.  The table is one reservation of
+ * address space sized at start-up for the most entries the zones can
+ * hold; the buckets of level L are made writable when the table reaches
+ * it and cost DRAM page by page as splits touch them, so hash_bytes
+ * counts the buckets made.
  *
  * Everything an insert, a move or a split needs is in the slot: the
  * bucket hash of either choice is the signature (or its scramble) above
@@ -69,6 +71,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define HD_POOL_CHUNK_BUCKETS 1024
 #define HD_POOL_MAX_CHUNKS (1 << 16)
@@ -81,10 +87,11 @@
 #define SHAPE_SPLIT_BITS 48
 
 static _Atomic uint64_t shape;
-static hd_bucket *base_table;     /* buckets [0, 2^base_level) */
-static unsigned int base_level;
-/* upper[L]: buckets [2^L, 2^(L+1)), mapped when level L is reached */
-static hd_bucket *upper[HD_HASHPOWER_MAX + 1];
+/* Address space for every bucket the table may grow to; buckets
+ * [0, writable_buckets) can be used, the rest are not mapped yet. */
+static hd_bucket *table;
+static uint64_t reserved_buckets;
+static uint64_t writable_buckets;
 static unsigned int lock_bits;
 static uint64_t lock_mask;
 
@@ -223,27 +230,22 @@ static uint64_t load_shape(void)
     return atomic_load_explicit(&shape, memory_order_acquire);
 }
 
-static hd_bucket *bucket_at(uint64_t idx)
+static inline hd_bucket *bucket_at(uint64_t idx)
 {
-    if (idx < ((uint64_t)1 << base_level)) {
-        return &base_table[idx];
-    }
-    unsigned int level = 63u - (unsigned int)__builtin_clzll(idx);
-    return &upper[level][idx - ((uint64_t)1 << level)];
+    return &table[idx];
 }
 
-static uint64_t address(uint64_t sh, uint64_t h)
+/* Bucket address of a bucket hash h under the shape sh. */
+static inline uint64_t address(uint64_t sh, uint64_t h)
 {
-    uint64_t idx = h & mask_of(shape_level(sh));
-    if (idx < shape_split(sh)) {
-        idx = h & mask_of(shape_level(sh) + 1);
-    }
-    return idx;
+    unsigned int level = shape_level(sh);
+    uint64_t idx = h & mask_of(level);
+    return idx < shape_split(sh) ? h & mask_of(level + 1) : idx;
 }
 
 /* The second choice's bits: the signature times an odd constant, halves
  * swapped so that its low bits depend on all of the signature's. */
-static uint32_t scramble(uint32_t sig)
+static inline uint32_t scramble(uint32_t sig)
 {
     uint32_t x = sig * 0x9e3779b1u;
     return (x >> 16) | (x << 16);
@@ -251,19 +253,41 @@ static uint32_t scramble(uint32_t sig)
 
 /* The two buckets of signature sig in a stripe whose lock bits are low
  * (they may be the same bucket). */
-static void choices_of(uint64_t sh, uint32_t sig, uint64_t low,
-                       uint64_t out[2])
+static inline void choices_of(uint64_t sh, uint32_t sig, uint64_t low,
+                              uint64_t out[2])
 {
     out[0] = address(sh, ((uint64_t)sig << lock_bits) | low);
     out[1] = address(sh, ((uint64_t)scramble(sig) << lock_bits) | low);
 }
 
 /* How many distinct buckets hv's key may be in: 1 or 2, in out. */
-static int heads_of(uint64_t sh, uint64_t hv, uint64_t out[2])
+static inline int heads_of(uint64_t sh, uint64_t hv, uint64_t out[2])
 {
     choices_of(sh, hd_signature(hv), hv & lock_mask, out);
     return out[0] == out[1] ? 1 : 2;
 }
+
+/* Bit i set when slot i of b has signature sig (0: the free slots).
+ * With SSE2 the first four signatures are compared in one instruction. */
+#if defined(__SSE2__)
+_Static_assert(HD_SLOTS == 5, "four signatures in a vector, one after");
+static inline unsigned int slots_with(const hd_bucket *b, uint32_t sig)
+{
+    __m128i four = _mm_loadu_si128((const __m128i *)(const void *)b->sig);
+    __m128i same = _mm_cmpeq_epi32(four, _mm_set1_epi32((int)sig));
+    unsigned int mask = (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(same));
+    return mask | (unsigned int)(b->sig[4] == sig) << 4;
+}
+#else
+static inline unsigned int slots_with(const hd_bucket *b, uint32_t sig)
+{
+    unsigned int mask = 0;
+    for (int i = 0; i < HD_SLOTS; i++) {
+        mask |= (unsigned int)(b->sig[i] == sig) << i;
+    }
+    return mask;
+}
+#endif
 
 static hd_bucket *next_in_chain(const hd_bucket *b)
 {
@@ -279,24 +303,43 @@ void assoc_prefetch(uint64_t hv)
     }
 }
 
-/* ---- tables ---- */
+/* ---- the table ---- */
 
-/* Zeroed buckets that cost DRAM only once touched. */
-static hd_bucket *segment_map(uint64_t buckets)
+/* Make buckets [0, upto) usable, whole pages at a time, within the
+ * reservation; the pages cost DRAM only once touched. */
+static bool table_extend(uint64_t upto)
 {
-    void *p = mmap(NULL, buckets * sizeof(hd_bucket), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static void segment_unmap(hd_bucket *seg, uint64_t buckets)
-{
-    if (seg != NULL) {
-        munmap(seg, buckets * sizeof(hd_bucket));
+    if (upto <= writable_buckets) {
+        return true;
     }
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t from = writable_buckets * sizeof(hd_bucket);
+    uint64_t to = (upto * sizeof(hd_bucket) + page - 1) / page * page;
+    if (upto > reserved_buckets
+            || to > reserved_buckets * sizeof(hd_bucket)
+            || mprotect((char *)table + from, to - from,
+                        PROT_READ | PROT_WRITE) != 0) {
+        return false;
+    }
+    writable_buckets = to / sizeof(hd_bucket);
+    return true;
 }
 
-void assoc_init(int hashpower_init)
+/* Room for max_entries at the target load, twice over, as a power of
+ * two between 2^power and 2^HD_HASHPOWER_MAX buckets. */
+static uint64_t buckets_to_reserve(unsigned int power, uint64_t max_entries)
+{
+    uint64_t want = max_entries / HD_LOAD_X4 * 8 + 1;
+    uint64_t limit = (uint64_t)1 << HD_HASHPOWER_MAX;
+    /* at least a page: the reservation is made writable page by page */
+    uint64_t n = (uint64_t)1 << (power > 6 ? power : 6);
+    while (n < want && n < limit) {
+        n <<= 1;
+    }
+    return n;
+}
+
+void assoc_init(int hashpower_init, uint64_t max_entries)
 {
     unsigned int power = hashpower_init > 0 ? (unsigned int)hashpower_init
                                             : HD_HASHPOWER_DEFAULT;
@@ -309,15 +352,17 @@ void assoc_init(int hashpower_init)
     if (power > HD_HASHPOWER_MAX) {
         power = HD_HASHPOWER_MAX;
     }
-    base_table = segment_map((uint64_t)1 << power);
-    if (base_table == NULL) {
+    reserved_buckets = buckets_to_reserve(power, max_entries);
+    writable_buckets = 0;
+    void *p = mmap(NULL, reserved_buckets * sizeof(hd_bucket), PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    table = p == MAP_FAILED ? NULL : p;
+    if (table == NULL || !table_extend((uint64_t)1 << power)) {
         /* Start-up, not a client request: nothing can run without it. */
         fprintf(stderr, "Failed to allocate the hash table (power %u)\n",
                 power);
         exit(EXIT_FAILURE);
     }
-    base_level = power;
-    memset(upper, 0, sizeof(upper));
     atomic_store(&item_count, 0);
     atomic_store(&rounds, 0);
     atomic_store(&cuckoo_moves, 0);
@@ -328,11 +373,9 @@ void assoc_init(int hashpower_init)
 void assoc_destroy(void)
 {
     assoc_stop_expand_thread();
-    segment_unmap(base_table, (uint64_t)1 << base_level);
-    base_table = NULL;
-    for (unsigned int level = 0; level <= HD_HASHPOWER_MAX; level++) {
-        segment_unmap(upper[level], (uint64_t)1 << level);
-        upper[level] = NULL;
+    if (table != NULL) {
+        munmap(table, reserved_buckets * sizeof(hd_bucket));
+        table = NULL;
     }
     pthread_mutex_lock(&pool_lock);
     for (unsigned int i = 0; i < pool.nchunks; i++) {
@@ -347,19 +390,19 @@ void assoc_destroy(void)
 
 /* ---- lookup ---- */
 
-/* A slot found: its bucket, index, and the chain bucket before it (NULL
- * for a chain's head). */
+/* A slot found: its bucket and index. */
 struct slot_ref {
     hd_bucket *bucket;
     int slot;
-    hd_bucket *prev;
 };
 
 /* Does the slot at locp (signature already matched) satisfy the search? */
 typedef bool (*slot_match_fn)(const uint64_t *locp, const void *arg);
 
 /* The first slot of hv's two chains with hv's signature that match()
- * accepts. */
+ * accepts.  The second bucket's line is asked for before the first is
+ * compared, so an entry that had to take its second choice costs no
+ * second wait. */
 static bool find_in_chains(uint64_t hv, slot_match_fn match, const void *arg,
                            struct slot_ref *out)
 {
@@ -370,12 +413,12 @@ static bool find_in_chains(uint64_t hv, slot_match_fn match, const void *arg,
         __builtin_prefetch(bucket_at(heads[1]));
     }
     for (int c = 0; c < n; c++) {
-        hd_bucket *prev = NULL;
         for (hd_bucket *b = bucket_at(heads[c]); b != NULL;
-                prev = b, b = next_in_chain(b)) {
-            for (int i = 0; i < HD_SLOTS; i++) {
-                if (b->sig[i] == sig && match(&b->loc[i], arg)) {
-                    *out = (struct slot_ref){ b, i, prev };
+                b = next_in_chain(b)) {
+            for (unsigned int m = slots_with(b, sig); m != 0; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                if (match(&b->loc[i], arg)) {
+                    *out = (struct slot_ref){ b, i };
                     return true;
                 }
             }
@@ -447,10 +490,6 @@ static bool match_word(const uint64_t *locp, const void *arg)
     return *locp == *(const uint64_t *)arg;
 }
 
-static bool match_address(const uint64_t *locp, const void *arg)
-{
-    return locp == arg;
-}
 
 uint64_t *assoc_find_noff(uint64_t hv, uint64_t off)
 {
@@ -471,14 +510,14 @@ uint64_t *assoc_find_item(const item *it, uint64_t hv)
 
 static bool slot_put(hd_bucket *b, uint32_t sig, uint64_t loc)
 {
-    for (int i = 0; i < HD_SLOTS; i++) {
-        if (b->sig[i] == 0) {
-            b->sig[i] = sig;
-            b->loc[i] = loc;
-            return true;
-        }
+    unsigned int free_slots = slots_with(b, 0);
+    if (free_slots == 0) {
+        return false;
     }
-    return false;
+    int i = __builtin_ctz(free_slots);
+    b->sig[i] = sig;
+    b->loc[i] = loc;
+    return true;
 }
 
 /* A free slot anywhere in the chain that starts at head. */
@@ -625,12 +664,23 @@ int assoc_insert(item *it, uint64_t hv)
 
 static bool bucket_empty(const hd_bucket *b)
 {
-    for (int i = 0; i < HD_SLOTS; i++) {
-        if (b->sig[i] != 0) {
-            return false;
+    return slots_with(b, 0) == (1u << HD_SLOTS) - 1;
+}
+
+/* The bucket before overflow bucket b in one of hv's chains. */
+static hd_bucket *chain_prev(uint64_t hv, const hd_bucket *b)
+{
+    uint64_t heads[2];
+    int n = heads_of(load_shape(), hv, heads);
+    for (int c = 0; c < n; c++) {
+        for (hd_bucket *p = bucket_at(heads[c]); p != NULL;
+                p = next_in_chain(p)) {
+            if (next_in_chain(p) == b) {
+                return p;
+            }
         }
     }
-    return true;
+    return NULL;
 }
 
 /* An emptied overflow bucket leaves its chain so probes stay short. */
@@ -645,14 +695,20 @@ static void drop_if_empty(hd_bucket *b, hd_bucket *prev)
 
 void assoc_delete_loc(uint64_t *locp, uint64_t hv)
 {
-    struct slot_ref r;
-    if (!find_in_chains(hv, match_address, locp, &r)) {
-        return;
-    }
-    r.bucket->sig[r.slot] = 0;
-    r.bucket->loc[r.slot] = 0;
+    /* buckets are cache-line aligned: the slot's bucket is its line */
+    hd_bucket *b = (hd_bucket *)((uintptr_t)locp
+                                 & ~(uintptr_t)(sizeof(hd_bucket) - 1));
+    int i = (int)(locp - b->loc);
+    b->sig[i] = 0;
+    b->loc[i] = 0;
     atomic_fetch_sub_explicit(&item_count, 1, memory_order_relaxed);
-    drop_if_empty(r.bucket, r.prev);
+    if (b >= table && b < table + writable_buckets) {
+        return;                  /* a chain's head stays */
+    }
+    /* an overflow bucket: leaves its chain once empty */
+    if (bucket_empty(b)) {
+        drop_if_empty(b, chain_prev(hv, b));
+    }
 }
 
 /* ---- growth ---- */
@@ -734,15 +790,8 @@ static bool do_split(uint64_t sh)
 static bool split_next(void)
 {
     uint64_t sh = load_shape();
-    unsigned int level = shape_level(sh);
-    if (level >= HD_HASHPOWER_MAX) {
+    if (!table_extend((uint64_t)2 << shape_level(sh))) {
         return false;
-    }
-    if (upper[level] == NULL) {
-        upper[level] = segment_map((uint64_t)1 << level);
-        if (upper[level] == NULL) {
-            return false;
-        }
     }
     uint64_t s = shape_split(sh);
     item_lock(s);
@@ -800,11 +849,11 @@ void assoc_walk(assoc_visit_fn visit, void *arg)
 
 static bool needs_growth(void)
 {
-    if (base_table == NULL) {
+    if (table == NULL) {
         return false;
     }
     uint64_t sh = load_shape();
-    return shape_level(sh) < HD_HASHPOWER_MAX
+    return ((uint64_t)2 << shape_level(sh)) <= reserved_buckets
         && atomic_load_explicit(&item_count, memory_order_relaxed)
             > capacity_of(shape_buckets(sh));
 }
@@ -880,7 +929,7 @@ void assoc_stop_expand_thread(void)
 void assoc_get_stats(struct assoc_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    if (base_table == NULL) {
+    if (table == NULL) {
         return;
     }
     uint64_t sh = load_shape();

@@ -193,8 +193,10 @@ static inline uint64_t hd_n_set_atime(uint64_t loc, rel_time_t base,
         | ((uint64_t)delta << HD_N_ATIME_SHIFT);
 }
 
-/* hashpower_init 0 means HD_HASHPOWER_DEFAULT. */
-void assoc_init(int hashpower_init);
+/* Start with 2^hashpower_init buckets (0: HD_HASHPOWER_DEFAULT); address
+ * space is reserved for max_entries, the most items the zones can hold
+ * (growth stops there, or at 2^HD_HASHPOWER_MAX buckets). */
+void assoc_init(int hashpower_init, uint64_t max_entries);
 void assoc_destroy(void);
 
 /* Lookup of a D item; NULL when the key is absent or lives in the N-zone

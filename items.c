@@ -989,6 +989,19 @@ enum delete_result_type item_delete(const char *key, size_t nkey,
 /* what slabs_tier_init found in the N-zone, for the recovery scan */
 static struct nzone_attach_result zone_start;
 
+/* The most items both zones can hold: every chunk of the smallest class
+ * (what the index reserves room for). */
+static uint64_t most_items(void)
+{
+    uint64_t bytes = settings.maxbytes;
+    if (tiering) {
+        struct slabs_tier_totals tt;
+        slabs_tier_get_totals(&tt);
+        bytes += tt.zone_limit;
+    }
+    return bytes / slabs_chunk_size(POWER_SMALLEST);
+}
+
 void storage_init(void)
 {
     /* the index's buckets are laid out by the stripes (hash_desc.h) */
@@ -1008,7 +1021,7 @@ void storage_init(void)
         tiering = slabs_tier_active();
     }
     assoc_set_nitem_ops(&nitem_index_ops);
-    assoc_init(settings.hashpower_init);
+    assoc_init(settings.hashpower_init, most_items());
     mq_init();
     slabs_set_page_evictor(items_evict_page);
     if (tiering) {

@@ -28,6 +28,9 @@
 #include <string.h>
 #include <time.h>
 
+/* Room the tests' tables reserve: more than any test stores. */
+#define TEST_MAX_ENTRIES (1u << 21)
+
 static item *make_item(const char *key)
 {
     size_t nkey = strlen(key);
@@ -124,7 +127,7 @@ static void test_many_keys(void)
     char key[64];
     bool all = true;
 
-    assoc_init(12);
+    assoc_init(12, TEST_MAX_ENTRIES);
     for (unsigned int i = 0; i < N; i++) {
         key_of(i, key, sizeof(key));
         items[i] = make_item(key);
@@ -180,7 +183,7 @@ static void test_overflow(void)
     bool all = true;
     struct assoc_stats st;
 
-    assoc_init(2);              /* 4 buckets, no growth: long chains */
+    assoc_init(2, TEST_MAX_ENTRIES); /* 4 buckets, no growth: chains */
     for (unsigned int i = 0; i < N; i++) {
         key_of(i, key, sizeof(key));
         items[i] = make_item(key);
@@ -217,7 +220,7 @@ static void test_growth(void)
     bool all = true;
     struct assoc_stats st;
 
-    assoc_init(4);
+    assoc_init(4, TEST_MAX_ENTRIES);
     for (unsigned int i = 0; i < N; i++) {
         key_of(i, key, sizeof(key));
         items[i] = make_item(key);
@@ -276,7 +279,7 @@ static void test_concurrent_growth(void)
     int errors = 0;
     bool all = true;
 
-    assoc_init(4);
+    assoc_init(4, TEST_MAX_ENTRIES);
     ok(assoc_start_expand_thread() == 0, "expansion thread starts");
     for (unsigned int w = 0; w < WORKERS; w++) {
         pthread_create(&tids[w], NULL, worker, (void *)(uintptr_t)w);
@@ -335,7 +338,7 @@ static void test_bytes_per_item(void)
     double worst = 0, best = 1e9, at_level = 0, mid_level = 0;
     bool reserved = true;
 
-    assoc_init(POWER);
+    assoc_init(POWER, TEST_MAX_ENTRIES);
     for (unsigned int i = 0; i < total; i++) {
         key_of(i, key, sizeof(key));
         items[i] = make_item(key);
@@ -455,7 +458,7 @@ static void test_n_slots(void)
     slabs_init(settings.maxbytes, settings.factor, false);
     struct nzone_attach_result start;
     slabs_tier_init(sizeof(nitem_hdr), &start);
-    assoc_init(8);
+    assoc_init(8, TEST_MAX_ENTRIES);
     /* even keys in N, odd keys in D */
     for (unsigned int i = 0; i < N; i++) {
         key_of(i, key, sizeof(key));
