@@ -76,8 +76,8 @@
 #include <emmintrin.h>
 #endif
 
-#define HD_POOL_CHUNK_BUCKETS 1024
-#define HD_POOL_MAX_CHUNKS (1 << 16)
+#define HD_POOL_CHUNK_BUCKETS 256
+#define HD_POOL_MAX_CHUNKS (1 << 18)
 /* Cuckoo moves one insert may make before it chains an overflow bucket. */
 #define HD_KICKS 64
 /* Splits the thread makes between two looks at its stop flag. */
@@ -508,6 +508,9 @@ uint64_t *assoc_find_item(const item *it, uint64_t hv)
 
 /* ---- insert ---- */
 
+static bool needs_growth(void);
+static void split_inline(uint64_t hv);
+
 static bool slot_put(hd_bucket *b, uint32_t sig, uint64_t loc)
 {
     unsigned int free_slots = slots_with(b, 0);
@@ -651,7 +654,10 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv)
         return 0;
     }
     atomic_fetch_add_explicit(&item_count, 1, memory_order_relaxed);
-    assoc_expand_if_needed();
+    if (needs_growth() && settings.hash_expand) {
+        split_inline(hv);
+        assoc_expand_if_needed();
+    }
     return 1;
 }
 
@@ -801,6 +807,31 @@ static bool split_next(void)
         atomic_fetch_add(&rounds, 1);
     }
     return done;
+}
+
+/* An insert that took the load past its target splits the next bucket
+ * itself when it can do so without waiting, so growth keeps pace with
+ * the inserts however busy the machine; the thread does what is left.
+ * The caller holds hv's stripe: it only trylocks the split lock and
+ * another stripe (the lock order of doc/design.md). */
+static void split_inline(uint64_t hv)
+{
+    if (pthread_mutex_trylock(&split_lock) != 0) {
+        return;
+    }
+    uint64_t sh = load_shape();
+    uint64_t s = shape_split(sh);
+    bool held = ((s ^ hv) & lock_mask) == 0;
+    if (needs_growth() && table_extend((uint64_t)2 << shape_level(sh))
+            && (held || item_trylock(s) == 0)) {
+        if (do_split(sh) && shape_split(load_shape()) == 0) {
+            atomic_fetch_add(&rounds, 1);
+        }
+        if (!held) {
+            item_unlock(s);
+        }
+    }
+    pthread_mutex_unlock(&split_lock);
 }
 
 bool assoc_expand_now(void)

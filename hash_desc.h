@@ -25,7 +25,7 @@
 #include "item.h"
 
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
-#define HD_HASHPOWER_DEFAULT 16
+#define HD_HASHPOWER_DEFAULT 12  /* the table grows a bucket at a time */
 #define HD_HASHPOWER_MAX 32      /* bucket bits must stay below the signature */
 /* The table grows while it holds more than HD_LOAD_X4 / 4 entries per
  * bucket (of HD_SLOTS): 85% of the slots, 15.1 bytes per entry. */

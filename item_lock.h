@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* stripes the server makes: hash_desc.c keeps at least as many buckets */
-#define ITEM_LOCK_POWER 12
+/* Stripes the server makes.  The index keeps every key's buckets in its
+ * stripe, so each stripe is a table that fills by chance: few stripes
+ * fill evenly (doc/tiering.md "Index and descriptors"). */
+#define ITEM_LOCK_POWER 8
 
 /* Make 2^power stripes (again: the old ones are freed, so only before any
  * thread uses them); false when out of memory. */

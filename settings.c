@@ -150,7 +150,7 @@ static void usage(void)
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
-"   - hashpower=<n>        initial index size as a power of two (default: 16)\n"
+"   - hashpower=<n>        initial index size as a power of two (default: 12)\n"
 "   - no_hashexpand        never grow the index\n"
 "   - hash_algorithm=<x>   accepted for compatibility; tiercached has one hash\n"
 "   - no_lru_crawler       disable the background crawler that reclaims\n"

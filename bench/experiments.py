@@ -70,7 +70,7 @@ TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
 EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "fig7", "fig9", "fig10",
-               "calcscale", "fig11", "fogcached", "choices")
+               "calcscale", "fig11", "scaling", "fogcached", "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1355,6 +1355,85 @@ def exp_fig11(ctx: Ctx) -> list:
     return [r]
 
 
+def thread_counts() -> list:
+    """1, 2, 4, ... up to the online CPUs, and the CPU count itself."""
+    cpus = os.cpu_count() or 1
+    counts = [1]
+    while counts[-1] * 2 <= cpus:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != cpus:
+        counts.append(cpus)
+    return counts
+
+
+def exp_scaling(ctx: Ctx) -> list:
+    sc = ctx.scale
+    r = base_result("scaling", "Thread scaling: ops/s and p99 by -t",
+                    "No figure in the paper: its servers ran a fixed thread "
+                    "count.", ctx)
+    ds = sc.datasets[0]
+    full, quarter, nvm = full_mb(ds), dram_mb(ds, 1 / 4), nvm_mb_for(ds)
+    counts = thread_counts()
+    specs, load_of = [], {}
+    for t in counts:
+        threads = ["-t", str(t)]
+        specs += [
+            Spec("-t %d / stock memcached" % t, ctx.stock,
+                 ["-m", str(full)] + threads),
+            Spec("-t %d / tiercached DRAM only" % t, ctx.server,
+                 ["-m", str(full)] + threads),
+            Spec("-t %d / tiercached tiered, DRAM 1/4" % t, ctx.server,
+                 ["-m", str(quarter)] + threads
+                 + ["-o", "nvm_size=%dm,nvm_emulate=%s" % (nvm,
+                                                           PAPER_EMULATE)])]
+        for sp in specs[-3:]:
+            load_of[sp.name] = Load(ds, 0.95, sc.requests, conns=4 * t,
+                                    depth=8)
+    if not ctx.stock.exists():
+        r["not_available"].append(na("stock memcached %s not installed"
+                                     % ctx.stock))
+        specs = [sp for sp in specs if sp.binary != ctx.stock]
+    ctx.log("scaling: -t %s, %s 95%% GET" % (counts, ds))
+    runs, notes = interleave(specs, lambda sp: load_of[sp.name], ctx)
+    r["notes"] += notes
+    rows, series = [], {}
+    for t in counts:
+        sums = {}
+        for sp in specs:
+            if sp.name.startswith("-t %d /" % t):
+                sums[sp.name.split(" / ", 1)[1]] = (sp, summarise(
+                    runs[sp.name], False))
+        stock = sums.get("stock memcached", (None, {}))[1].get("throughput")
+        dram = sums["tiercached DRAM only"][1].get("throughput")
+        for name, (sp, sm) in sums.items():
+            r["configs"][sp.name] = {"server": sp.cmdline(), "summary": sm,
+                                     "runs": runs[sp.name]}
+            rows.append([str(t), name, fmt(sm["throughput"], "ops"),
+                         ", ".join(fmt(x, "ops") for x in sm["throughputs"]),
+                         fmt(sm["get_p99_us"]),
+                         fmt(ratio(sm["throughput"], stock)),
+                         fmt(ratio(sm["throughput"], dram)),
+                         sm.get("error", "")])
+            series.setdefault(name, []).append([str(t),
+                                                sm["throughput"] or 0])
+    r["tables"].append({"title": "throughput and GET p99 by server threads, "
+                        "interleaved", "columns": [
+                            "-t", "server", "median ops/s", "runs ops/s",
+                            "GET p99 us", "vs stock", "vs DRAM only",
+                            "error"], "rows": rows})
+    r["bound"] = ("ops/s should grow with -t up to the CPUs the client "
+                  "leaves free; the tiered server's goal is >= 0.95 of "
+                  "DRAM only at every -t")
+    r["notes"].append("%d CPUs; the load generator (one tcload thread, 4 "
+                      "connections per server thread, depth 8) shares "
+                      "them, so on a small machine the figures bound the "
+                      "server from below" % (os.cpu_count() or 1))
+    r["plots"].append({"file": "scaling.png", "kind": "bar",
+                       "title": "ops/s by server threads",
+                       "ylabel": "ops/s (median)", "series": series})
+    return [r]
+
+
 def exp_fogcached(ctx: Ctx) -> list:
     sc = ctx.scale
     r = base_result("fogcached", "Against Fogcached's baselines: extstore "
@@ -1585,7 +1664,8 @@ RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
            ("placement", exp_placement), ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
-           ("fogcached", exp_fogcached), ("choices", exp_choices))
+           ("scaling", exp_scaling), ("fogcached", exp_fogcached),
+           ("choices", exp_choices))
 
 
 def on_sigterm(signum, frame):
