@@ -20,10 +20,11 @@
  * the shape is a level L and a split pointer s; bucket addresses are
  * h mod 2^L, or h mod 2^(L+1) below s.  Splitting bucket s moves to the
  * new bucket s + 2^L the entries whose choices no longer include s, and
- * advances s; at 2^L the level goes up.  The growth thread splits while
- * the index holds more than HD_LOAD_X4 / 4 entries per bucket, so the
- * table's DRAM stays at one bucket per that many entries at every size,
- * never half empty as after a doubling.  The table is one reservation of
+ * advances s; at 2^L the level goes up.  While the index holds more than
+ * HD_LOAD_X4 / 4 entries per bucket, the insert that found it so splits
+ * the next bucket when it can without waiting, and the growth thread
+ * splits what is left; so the table's DRAM stays at one bucket per that
+ * many entries at every size, never half empty as after a doubling.  The table is one reservation of
  * address space sized at start-up for the most entries the zones can
  * hold; the buckets of level L are made writable when the table reaches
  * it and cost DRAM page by page as splits touch them, so hash_bytes
@@ -34,7 +35,9 @@
  * the low lock bits, and the lock bits are the bucket's own.  So growth
  * and cuckoo moves never read an item, in DRAM or NVM.  The price: a
  * bucket's signatures share their low L - lock bits bits, so a signature
- * compare tells apart 32 - (L - lock bits) bits (20 at 16M buckets).
+ * compare tells apart 32 - (L - lock bits) bits (16 at 16M buckets).
+ * And each stripe is a table of its own that fills by chance: the fewer
+ * stripes, the more evenly (item_lock.h).
  *
  * Locks:
  *   - item_lock(hv) (item_locks.c) guards every bucket whose index has
@@ -47,9 +50,11 @@
  *     (a leaf lock: taken inside item locks, never the other way round).
  *   - expand_lock guards the growth thread's sleep/wake state
  *     (bg_thread.h); it is never held while item locks are taken.
- *   - split_lock is held by whoever splits (the thread, or a synchronous
- *     growth) and orders the segment pointers and the shape word it
- *     publishes.
+ *   - split_lock is held by whoever splits and guards the table's writable
+ *     extent; the shape word is published under it.  The thread and a
+ *     synchronous growth take it outside item locks and then lock each
+ *     bucket's stripe; an insert, inside its item lock, only trylocks it
+ *     and the stripe it splits.
  *
  * HMCached section 3.2 keeps two tables, a chained one for D items and
  * 19-byte descriptors for N items; here one table serves both zones and an
@@ -87,8 +92,9 @@
 #define SHAPE_SPLIT_BITS 48
 
 static _Atomic uint64_t shape;
-/* Address space for every bucket the table may grow to; buckets
- * [0, writable_buckets) can be used, the rest are not mapped yet. */
+/* Address space for every bucket the table may grow to (fixed at
+ * assoc_init); buckets [0, writable_buckets) can be used, the rest are not
+ * mapped yet (split_lock). */
 static hd_bucket *table;
 static uint64_t reserved_buckets;
 static uint64_t writable_buckets;
@@ -708,7 +714,7 @@ void assoc_delete_loc(uint64_t *locp, uint64_t hv)
     b->sig[i] = 0;
     b->loc[i] = 0;
     atomic_fetch_sub_explicit(&item_count, 1, memory_order_relaxed);
-    if (b >= table && b < table + writable_buckets) {
+    if (b >= table && b < table + reserved_buckets) {
         return;                  /* a chain's head stays */
     }
     /* an overflow bucket: leaves its chain once empty */
