@@ -555,13 +555,20 @@ def trace_file(load: Load, ctx: Ctx) -> Path:
     return path
 
 
-def oracle(load: Load, budget_bytes: int, ctx: Ctx) -> dict:
-    """Static best D-zone share for the same request stream and DRAM bytes."""
+def oracle(load: Load, budget_bytes: int, ctx: Ctx, slab: bool = False,
+           blind_start: Optional[float] = None) -> dict:
+    """Static best D-zone share for the same request stream and DRAM bytes
+    (with slab: whole 1 MB pages of memcached's slab classes; with
+    blind_start, also the share when that fraction of the keys is in DRAM
+    at the start regardless of the stream)."""
     try:
         t = trace_file(load, ctx)
         r = subprocess.run([sys.executable, str(ORACLE), str(t), "--budget",
                             str(budget_bytes), "--overhead", str(ITEM_OVERHEAD),
-                            "--json"], capture_output=True, text=True,
+                            "--json"] + (["--slab"] if slab else [])
+                           + (["--blind-start", str(blind_start)]
+                              if blind_start is not None else []),
+                           capture_output=True, text=True,
                            timeout=300, check=True)
         return json.loads(r.stdout)
     except (subprocess.SubprocessError, OSError, ValueError) as e:
@@ -803,6 +810,16 @@ PLACEMENT_POLICIES = (("HMCached", "hmcached"), ("HM-TLC", "tlc"),
                       ("HM-UNI", "uni"), ("hotter", "hotter"))
 
 
+def d_zone_bytes(runs: dict) -> Optional[int]:
+    """The D-zone's size as the servers reported it (stats tier)."""
+    for rs in runs.values():
+        for run in rs:
+            limit = (run.get("tier_after") or {}).get("d_zone_limit")
+            if limit:
+                return int(limit)
+    return None
+
+
 def exp_placement(ctx: Ctx) -> list:
     sc = ctx.scale
     r = base_result("placement", "Placement policies by DRAM size",
@@ -825,28 +842,49 @@ def exp_placement(ctx: Ctx) -> list:
         ctx.log("placement: %s, DRAM %s (-m %d)" % (ds, frac_label(f), mb))
         runs, notes = interleave(specs, lambda s: load, ctx)
         r["notes"] += notes
+        used = d_zone_bytes(runs)
+        slab = oracle(load, used, ctx, slab=True,
+                      blind_start=used / item_bytes(ds)) if used else {}
+        slab_bound, cold_bound = slab.get("share"), slab.get("cold_share")
         for (n, _), s in zip(PLACEMENT_POLICIES, specs):
             sm = summarise(runs[s.name], True)
             r["configs"][s.name] = {"server": s.cmdline(), "summary": sm,
                                     "runs": runs[s.name]}
             share = sm.get("d_share")
-            rows.append([frac_label(f), n, mb, fmt(share), fmt(bound),
-                         fmt(ratio(share, bound)),
+            rows.append([frac_label(f), n, mb,
+                         fmt(used / MIB if used else None), fmt(share),
+                         fmt(bound), fmt(ratio(share, bound)),
+                         fmt(slab_bound), fmt(ratio(share, slab_bound)),
+                         fmt(cold_bound), fmt(ratio(share, cold_bound)),
                          fmt(sm.get("nvm_lines_written"), "int"),
                          fmt(sm.get("nvm_lines_read"), "int"),
                          sm.get("error", "")])
             if share is not None:
                 series.setdefault(n, []).append([f, share])
         series.setdefault("offline bound", []).append([f, bound or 0])
+        series.setdefault("slab-page bound", []).append([f, slab_bound or 0])
+        series.setdefault("online bound", []).append([f, cold_bound or 0])
     r["tables"].append({"columns": [
-        "DRAM", "policy", "-m MB", "D-zone share", "offline bound",
-        "share / bound", "NVM lines written", "NVM lines read", "error"],
-        "rows": rows})
+        "DRAM", "policy", "-m MB", "D-zone MB", "D-zone share",
+        "offline bound", "share / bound", "slab-page bound",
+        "share / slab bound", "online bound", "share / online bound",
+        "NVM lines written", "NVM lines read", "error"], "rows": rows})
     r["notes"].append("%s, %d%% GET, %d requests after the preload, "
                       "Zipf 0.99, nvm_emulate=%s; medians of %d runs"
                       % (ds, round(100 * sc.get_ratios[0]), sc.requests,
                          PAPER_EMULATE, sc.reps))
-    r["bound"] = "static offline share for each -m (bench/oracle.py)"
+    r["bound"] = ("offline bound: the static best share for each -m's "
+                  "bytes (bench/oracle.py); slab-page bound: the static "
+                  "best share for the D-zone's pages as the server sized "
+                  "it (d_zone_limit, at least one page per slab class in "
+                  "use, so more than -m when -m is small), each page "
+                  "holding chunks of one of memcached's slab classes "
+                  "(bench/oracle.py --slab); online bound: the slab-page "
+                  "bound less each kept key's first request in the "
+                  "window, which misses DRAM unless the preload happened "
+                  "to leave the key there (probability D-zone bytes / "
+                  "dataset item bytes: the preload does not know which "
+                  "keys the window will ask for; --blind-start)")
     r["plots"].append({"file": "placement.png", "kind": "line", "logx": True,
                        "title": "D-zone share by DRAM size",
                        "xlabel": "DRAM / dataset",
