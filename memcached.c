@@ -279,18 +279,9 @@ int main(int argc, char **argv)
         exit(EXIT_FAILURE);
     }
     accept_pause_init(main_base);
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
-
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
-        fprintf(stderr, "Failed to start the storage threads\n");
-        exit(EXIT_FAILURE);
-    }
+    server_engine_start();
     /* after the threads exist: MCL_FUTURE under a small RLIMIT_MEMLOCK
      * would otherwise keep their stacks from being mapped */
     if (settings.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {

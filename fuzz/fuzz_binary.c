@@ -24,7 +24,6 @@
  * Locks: none of its own; the server's threads take theirs.
  */
 #include "config.h"
-#include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
@@ -32,7 +31,6 @@
 #include "nvm.h"
 #include "settings.h"
 #include "slab_class.h"
-#include "stats.h"
 #include "thread.h"
 
 #include <errno.h>
@@ -77,15 +75,7 @@ static void server_start(void)
         fprintf(stderr, "fuzz_binary: %s\n", err);
         exit(EXIT_FAILURE);
     }
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
-        fprintf(stderr, "fuzz_binary: cannot start the storage threads\n");
-        exit(EXIT_FAILURE);
-    }
+    server_engine_start();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
