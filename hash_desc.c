@@ -257,13 +257,20 @@ static inline uint32_t scramble(uint32_t sig)
     return (x >> 16) | (x << 16);
 }
 
-/* The two buckets of signature sig in a stripe whose lock bits are low
- * (they may be the same bucket). */
+/* The two buckets of signature sig in a stripe whose lock bits are low.
+ * The second's bucket hash takes the opposite of the first's lowest bit
+ * above the lock bits, so the two differ at every table size past one
+ * bucket a stripe, whatever the split pointer (a rule that looked at the
+ * addresses would change with the shape and lose entries in a split). */
 static inline void choices_of(uint64_t sh, uint32_t sig, uint64_t low,
                               uint64_t out[2])
 {
-    out[0] = address(sh, ((uint64_t)sig << lock_bits) | low);
-    out[1] = address(sh, ((uint64_t)scramble(sig) << lock_bits) | low);
+    uint64_t first = ((uint64_t)sig << lock_bits) | low;
+    uint64_t second = ((uint64_t)scramble(sig) << lock_bits) | low;
+    uint64_t bit = (uint64_t)1 << lock_bits;
+    second = (second & ~bit) | (~first & bit);
+    out[0] = address(sh, first);
+    out[1] = address(sh, second);
 }
 
 /* How many distinct buckets hv's key may be in: 1 or 2, in out. */
@@ -408,9 +415,11 @@ typedef bool (*slot_match_fn)(const uint64_t *locp, const void *arg);
 /* The first slot of hv's two chains with hv's signature that match()
  * accepts.  The second bucket's line is asked for before the first is
  * compared, so an entry that had to take its second choice costs no
- * second wait. */
-static bool find_in_chains(uint64_t hv, slot_match_fn match, const void *arg,
-                           struct slot_ref *out)
+ * second wait.  Inlined into each caller, where match() is known, so the
+ * hot lookups pay no indirect call. */
+static inline __attribute__((always_inline)) bool
+find_in_chains(uint64_t hv, slot_match_fn match, const void *arg,
+               struct slot_ref *out)
 {
     uint32_t sig = hd_signature(hv);
     uint64_t heads[2];

@@ -112,19 +112,38 @@ bool safe_strtod(const char *str, double *out)
     return true;
 }
 
+/* "00" to "99": two digits per division by 100. */
+static const char digit_pairs[201] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 size_t u64_to_text(uint64_t v, char *dst)
 {
-    char tmp[UINT64_TEXT_MAX];
-    size_t n = 0;
-    size_t i;
-
-    /* digits come out least significant first; reverse into dst */
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (i = 0; i < n; i++) {
-        dst[i] = tmp[n - 1 - i];
+    /* count the digits first, so they can be written in place from the
+     * last one back, two at a time */
+    size_t n = 1;
+    uint64_t ten = 10;
+    while (v >= ten) {
+        n++;
+        if (ten > UINT64_MAX / 10) {
+            break;               /* 20 digits: 10^20 does not fit */
+        }
+        ten *= 10;
+    }
+    char *p = dst + n;
+    while (v >= 100) {
+        unsigned int pair = (unsigned int)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, &digit_pairs[2 * pair], 2);
+    }
+    if (v >= 10) {
+        memcpy(p - 2, &digit_pairs[2 * v], 2);
+    } else {
+        p[-1] = (char)('0' + v);
     }
     return n;
 }
