@@ -8,10 +8,11 @@
  * Two choices.  A key may live in either of two buckets: the one its
  * signature names and the one a scramble of its signature names (both
  * keep the hash's low lock bits, below).  An insert takes a free slot of
- * either; when both are full it makes room cuckoo-style, moving an entry
- * of a full bucket to that entry's other bucket, up to HD_KICKS moves;
- * only when that fails does a bucket chain an overflow bucket from the
- * pool.  A lookup reads the two buckets (the second's load started before
+ * either; when both are full it makes room cuckoo-style: first by moving
+ * one of their entries whose other bucket has room, else by a walk that
+ * moves an entry to its other bucket, that bucket's evicted entry to its
+ * own, up to HD_KICKS moves; only when that fails does a bucket chain an
+ * overflow bucket from the pool.  A lookup reads the two buckets (the second's load started before
  * the first is compared) and their chains, if any.  Two choices keep the
  * buckets evenly full at HD_LOAD_X4 / 4 entries of HD_SLOTS, where one
  * choice would chain a tenth of the buckets.
@@ -633,6 +634,28 @@ static void undo_kicks(const struct kick *path, int moves, uint32_t *sig,
     }
 }
 
+/* Room in full bucket idx by one move: an entry of it whose other bucket
+ * has a free slot goes there and (sig, loc) takes its place. */
+static bool make_room_by_one(uint64_t sh, uint64_t idx, uint64_t low,
+                             uint32_t sig, uint64_t loc)
+{
+    hd_bucket *b = bucket_at(idx);
+    for (int i = 0; i < HD_SLOTS; i++) {
+        uint64_t c[2];
+        choices_of(sh, b->sig[i], low, c);
+        uint64_t other = c[0] == idx ? c[1] : c[0];
+        if (other != idx && slot_put(bucket_at(other), b->sig[i],
+                                     b->loc[i])) {
+            b->sig[i] = sig;
+            b->loc[i] = loc;
+            atomic_fetch_add_explicit(&cuckoo_moves, 1,
+                                      memory_order_relaxed);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
  * slot of either choice, else room made by cuckoo moves, else a free
  * slot in either chain, else a new overflow bucket.  False (and nothing
@@ -643,6 +666,10 @@ static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
     choices_of(sh, sig, low, c);
     if (slot_put(bucket_at(c[0]), sig, loc)
             || slot_put(bucket_at(c[1]), sig, loc)) {
+        return true;
+    }
+    if (c[0] != c[1] && (make_room_by_one(sh, c[0], low, sig, loc)
+                         || make_room_by_one(sh, c[1], low, sig, loc))) {
         return true;
     }
     struct kick path[HD_KICKS];
