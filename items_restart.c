@@ -209,8 +209,8 @@ static void scan_zone(void)
         chunks += id == 0 ? 0 : slabs_chunks_per_page(id);
     }
     /* a page is given only when its class has no free chunk, so that is
-     * the zone's peak item count: sized once up front, the scan makes no
-     * chains before the growth thread exists */
+     * the zone's peak item count: sized once up front, the scan's links
+     * split no bucket */
     assoc_reserve(chunks);
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
