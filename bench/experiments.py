@@ -163,9 +163,11 @@ class Load:
     theta: float = 0.99
     phases: tuple = ()          # tcload --phase specs (own preloads)
     set_on_miss: bool = False
+    client_threads: int = 1
 
     def common(self) -> list:
-        a = ["-c", str(self.conns), "-T", "1", "-d", str(self.depth),
+        a = ["-c", str(self.conns), "-T", str(self.client_threads),
+             "-d", str(self.depth),
              "--seed", str(self.seed), "--theta", str(self.theta),
              "--dataset", self.dataset, "-g", str(self.get)]
         if self.set_on_miss:
@@ -1426,7 +1428,7 @@ def exp_scaling(ctx: Ctx) -> list:
                                                            PAPER_EMULATE)])]
         for sp in specs[-3:]:
             load_of[sp.name] = Load(ds, 0.95, sc.requests, conns=4 * t,
-                                    depth=8)
+                                    depth=8, client_threads=counts[-1])
     if not ctx.stock.exists():
         r["not_available"].append(na("stock memcached %s not installed"
                                      % ctx.stock))
@@ -1462,10 +1464,10 @@ def exp_scaling(ctx: Ctx) -> list:
     r["bound"] = ("ops/s should grow with -t up to the CPUs the client "
                   "leaves free; the tiered server's goal is >= 0.95 of "
                   "DRAM only at every -t")
-    r["notes"].append("%d CPUs; the load generator (one tcload thread, 4 "
-                      "connections per server thread, depth 8) shares "
-                      "them, so on a small machine the figures bound the "
-                      "server from below" % (os.cpu_count() or 1))
+    r["notes"].append("%d CPUs; the load generator (a tcload thread per "
+                      "CPU, 4 connections per server thread, depth 8) "
+                      "shares them, so on a small machine the figures "
+                      "bound the server from below" % (os.cpu_count() or 1))
     r["plots"].append({"file": "scaling.png", "kind": "bar",
                        "title": "ops/s by server threads",
                        "ylabel": "ops/s (median)", "series": series})
