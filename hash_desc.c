@@ -777,7 +777,8 @@ static bool stays(uint64_t sh, uint64_t idx, uint32_t sig)
 
 /* Split bucket s = the split pointer of shape sh (its stripe held): the
  * entries of its chain that the next shape sends elsewhere go to the
- * bucket s + 2^L, which is empty; then the next shape is published.
+ * bucket s + 2^L, which is empty; then the next shape is published (a
+ * finished level counts as one doubling).
  * False when the overflow buckets the movers may need cannot be had
  * (nothing changed). */
 static bool do_split(uint64_t sh)
@@ -830,6 +831,9 @@ static bool do_split(uint64_t sh)
         b = after;
     }
     atomic_store_explicit(&shape, next, memory_order_release);
+    if (shape_split(next) == 0) {
+        atomic_fetch_add(&rounds, 1);
+    }
     return true;
 }
 
@@ -845,9 +849,6 @@ static bool split_next(void)
     item_lock(s);
     bool done = do_split(sh);
     item_unlock(s);
-    if (done && shape_split(load_shape()) == 0) {
-        atomic_fetch_add(&rounds, 1);
-    }
     return done;
 }
 
@@ -866,9 +867,7 @@ static void split_inline(uint64_t hv)
     bool held = ((s ^ hv) & lock_mask) == 0;
     if (needs_growth() && table_extend((uint64_t)2 << shape_level(sh))
             && (held || item_trylock(s) == 0)) {
-        if (do_split(sh) && shape_split(load_shape()) == 0) {
-            atomic_fetch_add(&rounds, 1);
-        }
+        do_split(sh);
         if (!held) {
             item_unlock(s);
         }
