@@ -29,7 +29,10 @@ server does not have (a `stats tier` key, an option refused at start-up)
 is recorded as "not available: <reason>", never estimated.
 
 Writes OUT/NAME.json and OUT/NAME.png per experiment, copies the PNGs to
-doc/results/ and regenerates doc/results.md from every OUT/*.json.
+doc/results/ and regenerates doc/results.md from every OUT/*.json; a
+section whose JSON is not in OUT (an earlier session's, another
+machine's) is kept as it stands.  --tag TAG marks a run made elsewhere:
+OUT/NAME.TAG.json and its own section, "NAME (TAG)", beside NAME's.
 Usage: scripts/experiments [--full] [--only NAME,...] [--out DIR]
 """
 import argparse
@@ -136,6 +139,7 @@ class Ctx:
     stock: Path
     command: str
     tier_reason: Optional[str] = None     # why `stats tier` is unusable
+    tag: str = ""                          # --tag: a run made elsewhere
     log: Callable[[str], None] = print
 
 
@@ -1624,46 +1628,64 @@ def render_md(results: list, meta: dict) -> str:
                 meta["date"], meta["command"], meta["suite"], meta["elapsed_s"]),
             "| git commit | %s |" % meta["commit"], ""]
     for r in results:
-        out += ["## %s: %s" % (r["name"], r["title"]), "",
-                "**Paper.** " + r["paper"], "",
-                "**Command.** `%s` (%s suite, %d repetitions, run %s, commit "
-                "%s, %.0f s)" % (r["command"], r["suite"], r["reps"],
-                                 r.get("date", "?"), r.get("commit", "?"),
-                                 r.get("elapsed_s", 0)), ""]
-        for t in r["tables"]:
-            if t.get("title"):
-                out += ["*%s*" % t["title"], ""]
-            out.append("| " + " | ".join(t["columns"]) + " |")
-            out.append("|" + "---|" * len(t["columns"]))
-            for row in t["rows"]:
-                out.append("| " + " | ".join(md_escape(c) for c in row) + " |")
-            out.append("")
-        if r.get("bound"):
-            out += ["**Bound.** " + r["bound"], ""]
-        for p in r["plots"]:
-            if p.get("committed"):
-                out += ["![%s](results/%s)" % (r["name"], p["file"]), ""]
-        if r["not_available"]:
-            out += ["**Not available.**", ""]
-            out += ["- " + md_escape(x) for x in r["not_available"]]
-            out.append("")
-        if r["notes"]:
-            out += ["**Notes.**", ""]
-            out += ["- " + md_escape(x) for x in r["notes"]]
-            out.append("")
-        servers = [(k, v["server"]) for k, v in r["configs"].items()
-                   if isinstance(v, dict) and "server" in v]
-        if servers:
-            out += ["<details><summary>server command lines</summary>", ""]
-            out += ["- %s: `%s -p PORT -U 0 -l 127.0.0.1`" % (md_escape(k), s)
-                    for k, s in servers]
-            first = next((run["tcload"] for v in r["configs"].values()
-                          if isinstance(v, dict)
-                          for run in v.get("runs", []) if "tcload" in run), None)
-            if first:
-                out += ["", "load (first run): `%s`" % first]
-            out += ["", "</details>", ""]
+        out += r if isinstance(r, list) else render_section(r)
     return "\n".join(out).rstrip() + "\n"
+
+
+def section_key(r: dict) -> str:
+    """A section's name in doc/results.md: the experiment, and the tag of
+    a run made elsewhere (--tag), so both can stand side by side."""
+    return "%s (%s)" % (r["name"], r["tag"]) if r.get("tag") else r["name"]
+
+
+def result_file(r: dict) -> str:
+    return "%s.%s.json" % (r["name"], r["tag"]) if r.get("tag") \
+        else "%s.json" % r["name"]
+
+
+def render_section(r: dict) -> list:
+    m = r.get("machine") or {}
+    out = ["## %s: %s" % (section_key(r), r["title"]), "",
+           "**Paper.** " + r["paper"], "",
+           "**Command.** `%s` (%s suite, %d repetitions, run %s, commit "
+           "%s, %.0f s, nproc %s)" % (r["command"], r["suite"], r["reps"],
+                                      r.get("date", "?"), r.get("commit", "?"),
+                                      r.get("elapsed_s", 0),
+                                      m.get("nproc", "?")), ""]
+    for t in r["tables"]:
+        if t.get("title"):
+            out += ["*%s*" % t["title"], ""]
+        out.append("| " + " | ".join(t["columns"]) + " |")
+        out.append("|" + "---|" * len(t["columns"]))
+        for row in t["rows"]:
+            out.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+        out.append("")
+    if r.get("bound"):
+        out += ["**Bound.** " + r["bound"], ""]
+    for p in r["plots"]:
+        if p.get("committed"):
+            out += ["![%s](results/%s)" % (r["name"], p["file"]), ""]
+    if r["not_available"]:
+        out += ["**Not available.**", ""]
+        out += ["- " + md_escape(x) for x in r["not_available"]]
+        out.append("")
+    if r["notes"]:
+        out += ["**Notes.**", ""]
+        out += ["- " + md_escape(x) for x in r["notes"]]
+        out.append("")
+    servers = [(k, v["server"]) for k, v in r["configs"].items()
+               if isinstance(v, dict) and "server" in v]
+    if servers:
+        out += ["<details><summary>server command lines</summary>", ""]
+        out += ["- %s: `%s -p PORT -U 0 -l 127.0.0.1`" % (md_escape(k), s)
+                for k, s in servers]
+        first = next((run["tcload"] for v in r["configs"].values()
+                      if isinstance(v, dict)
+                      for run in v.get("runs", []) if "tcload" in run), None)
+        if first:
+            out += ["", "load (first run): `%s`" % first]
+        out += ["", "</details>", ""]
+    return out
 
 
 def write_outputs(results: list, ctx: Ctx, meta: dict, to_doc: bool) -> None:
@@ -1673,7 +1695,11 @@ def write_outputs(results: list, ctx: Ctx, meta: dict, to_doc: bool) -> None:
     for r in results:
         r.update(date=meta["date"], commit=meta["commit"],
                  machine=meta["machine"])
+        if ctx.tag:
+            r.update(tag=ctx.tag, command=ctx.command)
         for p in r["plots"]:
+            if ctx.tag:
+                p["file"] = p["file"].replace(".png", ".%s.png" % ctx.tag)
             err = plot(p, ctx.out / p["file"])
             if err:
                 r["not_available"].append(na("plot %s: %s" % (p["file"], err)))
@@ -1682,19 +1708,40 @@ def write_outputs(results: list, ctx: Ctx, meta: dict, to_doc: bool) -> None:
                 continue
             shutil.copyfile(ctx.out / p["file"], DOC_PLOTS / p["file"])
             p["committed"] = True
-        (ctx.out / ("%s.json" % r["name"])).write_text(
+        (ctx.out / result_file(r)).write_text(
             json.dumps(r, indent=1, default=str) + "\n")
 
 
+def doc_sections(text: str) -> dict:
+    """The sections of doc/results.md as they stand, by section_key: a
+    section whose JSON is not in the out dir (run on another machine or by
+    an earlier session) is kept as it is rather than dropped."""
+    sections, key = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            key = line[3:].split(":", 1)[0]
+            sections[key] = []
+        if key is not None:
+            sections[key].append(line)
+    return sections
+
+
 def regenerate_doc(ctx: Ctx, meta: dict) -> None:
+    kept = doc_sections(DOC.read_text()) if DOC.exists() else {}
+    fresh = {}
+    for f in sorted(ctx.out.glob("*.json")):
+        try:
+            r = json.loads(f.read_text())
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get("name") in EXPERIMENTS:
+            fresh[section_key(r)] = r
     results = []
     for name in EXPERIMENTS:
-        f = ctx.out / ("%s.json" % name)
-        if f.exists():
-            try:
-                results.append(json.loads(f.read_text()))
-            except ValueError:
-                continue
+        keys = sorted(k for k in set(fresh) | set(kept)
+                      if k.split(" ", 1)[0] == name)
+        for k in keys:
+            results.append(fresh[k] if k in fresh else kept[k])
     DOC.write_text(render_md(results, meta))
 
 
@@ -1725,6 +1772,12 @@ def main(argv: list) -> int:
                     help="override the repetitions (development)")
     ap.add_argument("--requests", type=int, default=0,
                     help="override requests per run (development)")
+    ap.add_argument("--tag", default="",
+                    help="name the results as a run made elsewhere (e.g. "
+                    "16cpu): their own section beside the untagged one")
+    ap.add_argument("--regenerate", action="store_true",
+                    help="run nothing: rewrite doc/results.md from OUT's JSON "
+                    "(e.g. results fetched from another machine)")
     ap.add_argument("--no-doc", action="store_true",
                     help="do not rewrite doc/results.md or its plots")
     a = ap.parse_args(argv)
@@ -1736,7 +1789,7 @@ def main(argv: list) -> int:
     if a.reps or a.requests:
         scale = dataclasses.replace(scale, reps=a.reps or scale.reps,
                                     requests=a.requests or scale.requests)
-    for tool in (TCLOAD, Path(a.server)):
+    for tool in () if a.regenerate else (TCLOAD, Path(a.server)):
         if not os.access(tool, os.X_OK):
             print("experiments: %s is missing (make -C bench; scripts/build "
                   "build)" % tool, file=sys.stderr)
@@ -1750,9 +1803,9 @@ def main(argv: list) -> int:
         os.chmod(work, 0o1777)
         ctx = Ctx(scale=scale, out=out, work=Path(work),
                   server=Path(a.server).resolve(), stock=Path(a.stock),
-                  command=command.strip(),
+                  command=command.strip(), tag=a.tag,
                   log=lambda s: print(s, flush=True))
-        ctx.tier_reason = tier_stats_reason(ctx)
+        ctx.tier_reason = None if a.regenerate else tier_stats_reason(ctx)
         ctx.log("suite %s, %d repetitions, server %s; stats tier: %s"
                 % (scale.name, scale.reps, ctx.server,
                    ctx.tier_reason or "available"))
@@ -1761,7 +1814,7 @@ def main(argv: list) -> int:
                     timespec="seconds"),
                 "command": ctx.command, "suite": scale.name}
         try:
-            for name, fn in RUNNERS:
+            for name, fn in RUNNERS if not a.regenerate else ():
                 wanted = {name, "fig5"} if name == "fig4" else {name}
                 if only and not wanted & set(only):
                     continue
