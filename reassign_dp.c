@@ -54,6 +54,9 @@
  *   - The DP is the paper's; above REASSIGN_DP_MAX_UNITS spare pages it
  *     coarsens (see reassign_dp.h).  Greedy is offered because the curves
  *     built here are concave, which makes it exact and O(M log N).
+ *   - With params.weigh_recent each class's curve is scaled so that all
+ *     its items together are worth its recent hits (given by the caller):
+ *     the counters only say how those hits spread over the items.
  *   - Moves are rate limited (max_moves a period) and held back unless the
  *     optimum beats the current split by min_gain_fraction (default 2%):
  *     every page move evicts or demotes a page of items, so chasing noise
@@ -808,18 +811,39 @@ void reassign_params_default(struct reassign_params *p)
     p->plan.max_moves = 2;
     p->plan.min_gain_fraction = 0.02;
     p->use_greedy = false;
+    p->weigh_recent = false;
+}
+
+/* The counters say how a class's accesses spread over its items; its
+ * recent hits say how many it gets now.  Scaled, a class the workload has
+ * left is worth nothing at once instead of when its counters decay. */
+static void weigh_by_recent_locked(unsigned n, double recent_hits,
+                                   unsigned M, double *row)
+{
+    double counters = 0.0;
+    for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
+        counters += (double)ms_sum[n][b];
+    }
+    double scale = counters > 0.0 ? recent_hits / counters : 0.0;
+    for (unsigned m = 0; m <= M; m++) {
+        row[m] *= scale;
+    }
 }
 
 static void build_curves_locked(const struct reassign_class_input *classes,
                                 unsigned nclasses, unsigned M,
-                                const struct reassign_cost_model *cm,
+                                const struct reassign_params *params,
                                 double *curves)
 {
     for (unsigned n = 0; n < nclasses; n++) {
         double *row = curves + (size_t)n * ((size_t)M + 1);
-        double gain = reassign_access_gain(cm, classes[n].chunk_size);
+        double gain = reassign_access_gain(&params->cost,
+                                           classes[n].chunk_size);
         reassign_curve_from_hist(ms_items[n], ms_sum[n], gain,
                                  classes[n].chunks_per_page, M, row);
+        if (params->weigh_recent) {
+            weigh_by_recent_locked(n, classes[n].recent_hits, M, row);
+        }
     }
 }
 
@@ -872,7 +896,7 @@ int reassign_period(const struct reassign_class_input *classes,
     }
     reassign_drain();
     pthread_mutex_lock(&reassign_lock);
-    build_curves_locked(classes, nclasses, M, &params->cost, curves);
+    build_curves_locked(classes, nclasses, M, params, curves);
     pthread_mutex_unlock(&reassign_lock);
 
     unsigned optimal[REASSIGN_MAX_CLASSES];

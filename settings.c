@@ -198,6 +198,9 @@ static void usage(void)
 "   - tier_reassign_rate=<n> page moves per period at most (0-256;\n"
 "                          default: auto, half the way to the best\n"
 "                          split, at least 4)\n"
+"   - tier_reassign_weight=<w> what dp and greedy weigh a class by: recent\n"
+"                          (default: its hits of late, spread as its\n"
+"                          counters say) or counters (the counters alone)\n"
 "   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
 "                          may hold while unwritten (default: 16m; 0: no\n"
 "                          limit); past it N hits answer SERVER_ERROR\n"
@@ -378,7 +381,7 @@ static const char *const tier_only_names[] = {
     "nvm_emulate", "nvm_restart", "tier_placement", "tier_promote",
     "tier_threshold", "tier_adjust_period", "tier_decay_period",
     "tier_reassign", "tier_reassign_period", "tier_reassign_rate",
-    "tier_inflight_limit", NULL
+    "tier_reassign_weight", "tier_inflight_limit", NULL
 };
 #define TIER_ONLY_COUNT \
     (sizeof(tier_only_names) / sizeof(tier_only_names[0]) - 1)
@@ -524,6 +527,15 @@ static bool parse_tier_subopt(const char *name, const char *val)
         }
         if (settings.tier.reassign_rate > 256) {
             die("tier_reassign_rate must be auto or between 0 and 256");
+        }
+    } else if (strcmp(name, "tier_reassign_weight") == 0) {
+        if (val != NULL && strcmp(val, "recent") == 0) {
+            settings.tier.reassign_weigh_recent = true;
+        } else if (val != NULL && strcmp(val, "counters") == 0) {
+            settings.tier.reassign_weigh_recent = false;
+        } else {
+            die("tier_reassign_weight must be recent or counters (got %s)",
+                val ? val : "nothing");
         }
     } else if (strcmp(name, "nvm_restart") == 0) {
         if (val != NULL && strcmp(val, "yes") == 0) {

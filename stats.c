@@ -421,6 +421,8 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
         append_stat("tier_reassign_rate", add_stats, c, "%u",
                     settings.tier.reassign_rate);
     }
+    append_stat("tier_reassign_weight", add_stats, c, "%s",
+                settings.tier.reassign_weigh_recent ? "recent" : "counters");
     APPEND_U64("tier_inflight_limit", settings.tier.inflight_limit);
     static const char *const restart_names[] = { "yes", "no", "require" };
     append_stat("nvm_restart", add_stats, c, "%s",

@@ -61,6 +61,9 @@ struct tier_config {
      * the planned split (doc/tiering.md "Reassignment") */
     bool reassign_period_auto;
     bool reassign_rate_auto;
+    /* tier_reassign_weight=recent: each class's benefit scaled to its
+     * recent hits; counters: the access counters alone (the paper's) */
+    bool reassign_weigh_recent;
     size_t inflight_limit;        /* bytes of N values in flight to clients
                                    * per worker thread (items_n.c) */
     enum tier_restart restart;    /* nvm_restart */

@@ -18,10 +18,12 @@
  *   - the figures `stats tier` and `stats tier classes` print.
  *
  * Policies (settings.tier.reassign):
- *   - dp, greedy: reassign_period() on the counter histograms: the split of
- *     the D pages maximising Equation 3, reached by rate-limited single
- *     page moves, held back unless the optimum beats the current split by
- *     2% (reassign_dp.c's hysteresis);
+ *   - dp, greedy: reassign_period() on the counter histograms, each
+ *     class's curve scaled to its recent hits (tier_reassign_weight=recent,
+ *     sample_recent_hits below) or not (counters): the split of the D
+ *     pages maximising Equation 3, reached by rate-limited single page
+ *     moves, held back unless the optimum beats the current split by 2%
+ *     (reassign_dp.c's hysteresis);
  *   - psa: psa_plan() on each class's D misses (its N-zone hits: requests
  *     the D-zone did not serve) and evictions (items pushed out of D,
  *     demoted or evicted) over the period; at most one move a period;
@@ -51,6 +53,14 @@
  *     best split each period, so the gap closes geometrically; in a steady
  *     workload the plan's 2% hysteresis (reassign_dp.c) plans nothing and
  *     the period returns to its full length.
+ *   - The paper weighs a class by its items' access counters alone.
+ *     Those decay once a decay period, so after a shift of the size mix a
+ *     class nobody asks for any more keeps its pages for millions of
+ *     requests.  With tier_reassign_weight=recent (the default) each
+ *     class's curve is scaled to the hits the class got a request over
+ *     the last periods (RECENT_KEEP averaging): the counters give the
+ *     shape, the recent hits the level, and a class the workload has left
+ *     is worth nothing within a period or two.
  *   - The benefit's per-access gain follows nvm_emulate when set: the
  *     emulator charges R ns per line whatever the pattern, so the model
  *     becomes gain = L * R for an item of L lines; otherwise reassign_dp.c's
@@ -85,6 +95,7 @@
 #define AUTO_PERIOD_CHASE 4      /* the period is divided by it while the
                                   * split is still moving */
 #define AUTO_RATE_MIN 4
+#define RECENT_KEEP 0.5          /* of the averaged hits a request */
 
 bool tier_reassign_noting;
 __thread unsigned tier_reassign_slot = UINT32_MAX;
@@ -106,6 +117,9 @@ static struct {
     unsigned int plan_next;      /* next move to hand to the mover */
     uint64_t psa_misses[MAX_NUMBER_OF_SLAB_CLASSES];   /* at period start */
     uint64_t psa_departs[MAX_NUMBER_OF_SLAB_CLASSES];
+    uint64_t hits_base[MAX_NUMBER_OF_SLAB_CLASSES];    /* at period start */
+    double recent_hits[MAX_NUMBER_OF_SLAB_CLASSES];    /* a request, EWMA */
+    uint64_t recent_start;       /* tier_requests at the last sample */
     /* read by stats */
     _Atomic uint64_t periods;
     _Atomic uint64_t moves;            /* accepted by the page mover */
@@ -278,14 +292,45 @@ static uint64_t auto_period(const struct reassign_class_input *in,
     return len;
 }
 
-static void period_optimal(const struct reassign_class_input *in,
-                           unsigned int n)
+/* A cumulative counter's growth since *base; a counter that went down
+ * was reset (`stats reset`) and counts from zero. */
+static uint64_t delta_since(uint64_t now, uint64_t *base)
+{
+    uint64_t d = now >= *base ? now - *base : now;
+    *base = now;
+    return d;
+}
+
+/* Each class's hits a request over the period just ended, averaged with
+ * the periods before (RECENT_KEEP of the old figure stays), so that a
+ * class the workload has left loses its weight within a few periods. */
+static void sample_recent_hits(struct reassign_class_input *in,
+                               unsigned int n)
+{
+    uint64_t now = tier_requests_total();
+    uint64_t requests = delta_since(now, &ra.recent_start);
+    bool first = atomic_load_explicit(&ra.periods, memory_order_relaxed) == 0;
+    for (unsigned int id = POWER_SMALLEST; id < n; id++) {
+        struct migrate_class_stats mcs;
+        migrate_get_class_stats(id, &mcs);
+        uint64_t hits = delta_since(mcs.d_requests + mcs.n_requests,
+                                    &ra.hits_base[id]);
+        double rate = requests > 0 ? (double)hits / (double)requests : 0.0;
+        ra.recent_hits[id] = first ? rate
+            : RECENT_KEEP * ra.recent_hits[id] + (1.0 - RECENT_KEEP) * rate;
+        in[id].recent_hits = ra.recent_hits[id];
+    }
+}
+
+static void period_optimal(struct reassign_class_input *in, unsigned int n)
 {
     struct reassign_params p;
     reassign_params_default(&p);
     cost_model(&p.cost);
     p.plan.max_moves = plan_rate();
     p.use_greedy = settings.tier.reassign == TIER_REASSIGN_GREEDY;
+    p.weigh_recent = settings.tier.reassign_weigh_recent;
+    sample_recent_hits(in, n);
     int moves = reassign_period(in, n, &p, ra.plan);
     ra.plan_len = moves > 0 ? (unsigned int)moves : 0;
     if (settings.tier.reassign_rate_auto) {
@@ -298,15 +343,6 @@ static void period_optimal(const struct reassign_class_input *in,
                                   memory_order_relaxed);
         }
     }
-}
-
-/* A cumulative counter's growth since *base; a counter that went down
- * was reset (`stats reset`) and counts from zero. */
-static uint64_t delta_since(uint64_t now, uint64_t *base)
-{
-    uint64_t d = now >= *base ? now - *base : now;
-    *base = now;
-    return d;
 }
 
 static void period_psa(const struct reassign_class_input *in,

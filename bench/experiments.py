@@ -1238,10 +1238,11 @@ def exp_calcscale(ctx: Ctx) -> list:
                     "allocator (none) does not.", ctx)
     nvm = math.ceil((item_bytes(a) + item_bytes(b)) * 1.5 / MIB) + 64
     fixed = "tier_reassign_period=1000000,tier_reassign_rate=4"
+    counters = "tier_reassign_weight=counters"
     configs = [("dp (auto)", "tier_reassign=dp"),
-               ("dp (fixed 1M/4)", "tier_reassign=dp," + fixed),
-               ("dp (auto, decay 200k)",
-                "tier_reassign=dp,tier_decay_period=200000"),
+               ("dp (counters)", "tier_reassign=dp," + counters),
+               ("dp (counters, fixed 1M/4)",
+                "tier_reassign=dp,%s,%s" % (counters, fixed)),
                ("greedy (auto)", "tier_reassign=greedy"),
                ("psa (auto)", "tier_reassign=psa"),
                ("none", "tier_reassign=none")]
@@ -1302,10 +1303,12 @@ def exp_calcscale(ctx: Ctx) -> list:
                       "preload %s (the shift) and %d phases of B"
                       % (a, n_a, sc.shift_phase, b, sc.shift_phases[1]))
     r["notes"].append("-m %d, nvm_size=%dm, nvm_emulate=%s, -t %d; dp "
-                      "(fixed 1M/4) is %s, the defaults before "
-                      "tier_reassign_period/_rate=auto"
+                      "(counters) weighs classes by their access counters "
+                      "alone (%s, the paper's), dp (counters, fixed 1M/4) "
+                      "adds %s: the defaults before tier_reassign_weight="
+                      "recent and tier_reassign_period/_rate=auto"
                       % (sc.shift_mb, nvm, PAPER_EMULATE, SERVER_THREADS,
-                         fixed))
+                         counters, fixed))
     r["bound"] = ("n/a (the workload changes; the last phase of each "
                   "config is its own reference)")
     r["plots"].append({"file": "calcscale.png", "kind": "line",

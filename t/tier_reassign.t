@@ -236,6 +236,18 @@ for my $policy (qw(greedy psa)) {
         "auto: a steady period is sized from the D-zone ($last requests)");
 }
 
+# With the default decay period (a million requests, far more than this
+# test makes) the counters never decay here: weighed by recent hits (the
+# default), dp follows the shift all the same.  (The rule that sets the
+# two weights apart is t/unit/test_reassign.c's: there an idle class's
+# counters outweigh the busy one's.)
+{
+    my ($rounds, $share, $t) = run_policy('dp', $MAX_ROUNDS, $recovered,
+        '-m 16 -t 2 -o nvm_size=64m,tier_adjust_period=2000');
+    cmp_ok($share, '>=', $GOOD, "recent, default decay: B recovered within "
+        . "$rounds rounds ($t->{reassign_moves} moves)");
+}
+
 # stats settings and stats tier classes carry the new names
 {
     my $srv = new_memcached("$OPTS,tier_reassign=greedy");
@@ -244,6 +256,8 @@ for my $policy (qw(greedy psa)) {
     is($st->{tier_reassign_period}, 2000,
         'stats settings: tier_reassign_period');
     is($st->{tier_reassign_rate}, 4, 'stats settings: tier_reassign_rate');
+    is($st->{tier_reassign_weight}, 'recent',
+        'stats settings: tier_reassign_weight defaults to recent');
     my $s = $srv->sock;
     send_recv($s, "set k 0 0 1\r\nx\r\n");
     my $cls = $srv->tier_classes;

@@ -837,7 +837,7 @@ static void test_period(void)
         reassign_note(i % 2, 2, -1, 1);   /* cold 1 KiB items */
     }
     struct reassign_class_input classes[3] = {
-        {0, 0, 0, 0},
+        {.chunk_size = 0},
         {.chunk_size = 96, .chunks_per_page = 4, .d_pages = 1},
         {.chunk_size = 1024, .chunks_per_page = 4, .d_pages = 4,
          .min_pages = 1},
@@ -893,6 +893,47 @@ static void test_period(void)
     reassign_shutdown();
 }
 
+/* A class the workload has left keeps its counters until they decay;
+ * weighed by recent hits it is worth nothing at once. */
+static void test_period_weighs_recent_hits(void)
+{
+    ok(reassign_init(1) == 0, "reassign_init for recent hits");
+    for (unsigned i = 0; i < 12; i++) {
+        reassign_note(0, 1, -1, 50); /* the old mix: hot, now idle */
+        reassign_note(0, 2, -1, 5);  /* the new mix: counters still low */
+    }
+    struct reassign_class_input classes[3] = {
+        {.chunk_size = 0},
+        {.chunk_size = 96, .chunks_per_page = 4, .d_pages = 3,
+         .min_pages = 1, .recent_hits = 0.0},
+        {.chunk_size = 96, .chunks_per_page = 4, .d_pages = 1,
+         .min_pages = 1, .recent_hits = 0.9},
+    };
+    struct reassign_params params;
+    reassign_params_default(&params);
+    struct reassign_move moves[2];
+    ok(reassign_period(classes, 3, &params, moves) == 0,
+       "by counters alone the idle class keeps its pages");
+    params.weigh_recent = true;
+    int n = reassign_period(classes, 3, &params, moves);
+    ok(n == 2 && moves[0].from_class == 1 && moves[0].to_class == 2
+       && moves[1].from_class == 1,
+       "weighed by recent hits, its pages go to the class hit now");
+    struct reassign_class_stats c2;
+    reassign_class_stats_get(2, &c2);
+    double gain = reassign_access_gain(&params.cost, 96);
+    ok(fabs(c2.benefit_optimal - 0.9 * gain) < 1e-9 * gain,
+       "a class's whole curve is its recent hits times the gain (%.3f)",
+       c2.benefit_optimal / gain);
+    classes[1].recent_hits = 0.45;
+    classes[2].recent_hits = 0.45;
+    classes[1].d_pages = 2;
+    classes[2].d_pages = 2;
+    ok(reassign_period(classes, 3, &params, moves) == 0,
+       "equal recent hits, equal spread: an even split stays");
+    reassign_shutdown();
+}
+
 int main(void)
 {
     test_buckets();
@@ -912,5 +953,6 @@ int main(void)
     test_psa();
     test_size_aware_changes_the_choice();
     test_period();
+    test_period_weighs_recent_hits();
     return done_testing();
 }
