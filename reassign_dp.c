@@ -55,8 +55,8 @@
  *     coarsens (see reassign_dp.h).  Greedy is offered because the curves
  *     built here are concave, which makes it exact and O(M log N).
  *   - With params.weigh_recent each class's curve is scaled so that all
- *     its items together are worth its recent hits (given by the caller):
- *     the counters only say how those hits spread over the items.
+ *     its items together are worth its recent accesses (given by the
+ *     caller): the counters only say how those spread over the items.
  *   - Moves are rate limited (max_moves a period) and held back unless the
  *     optimum beats the current split by min_gain_fraction (default 2%):
  *     every page move evicts or demotes a page of items, so chasing noise
@@ -815,16 +815,16 @@ void reassign_params_default(struct reassign_params *p)
 }
 
 /* The counters say how a class's accesses spread over its items; its
- * recent hits say how many it gets now.  Scaled, a class the workload has
- * left is worth nothing at once instead of when its counters decay. */
-static void weigh_by_recent_locked(unsigned n, double recent_hits,
+ * recent accesses say how many it gets now.  Scaled, a class the workload
+ * has left is worth nothing at once instead of when its counters decay. */
+static void weigh_by_recent_locked(unsigned n, double recent_accesses,
                                    unsigned M, double *row)
 {
     double counters = 0.0;
     for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
         counters += (double)ms_sum[n][b];
     }
-    double scale = counters > 0.0 ? recent_hits / counters : 0.0;
+    double scale = counters > 0.0 ? recent_accesses / counters : 0.0;
     for (unsigned m = 0; m <= M; m++) {
         row[m] *= scale;
     }
@@ -842,7 +842,8 @@ static void build_curves_locked(const struct reassign_class_input *classes,
         reassign_curve_from_hist(ms_items[n], ms_sum[n], gain,
                                  classes[n].chunks_per_page, M, row);
         if (params->weigh_recent) {
-            weigh_by_recent_locked(n, classes[n].recent_hits, M, row);
+            weigh_by_recent_locked(n, classes[n].recent_accesses, M,
+                                   row);
         }
     }
 }

@@ -177,13 +177,13 @@ struct reassign_class_input {
     unsigned chunks_per_page; /* P_n */
     unsigned d_pages;         /* DRAM pages the class holds now */
     unsigned min_pages;       /* pages it must keep */
-    double recent_hits;       /* hits a request of late (weigh_recent) */
+    double recent_accesses;   /* hits + stores a request of late */
 };
 struct reassign_params {
     struct reassign_cost_model cost;
     struct reassign_plan_params plan;
     bool use_greedy; /* greedy_allocate instead of dp_allocate */
-    bool weigh_recent; /* scale each curve to the class's recent_hits */
+    bool weigh_recent; /* scale each curve to its class's recent_accesses */
 };
 void reassign_params_default(struct reassign_params *p);
 /* Drain, build curves, allocate M = sum of d_pages, plan.  classes is

@@ -19,8 +19,9 @@
  *
  * Policies (settings.tier.reassign):
  *   - dp, greedy: reassign_period() on the counter histograms, each
- *     class's curve scaled to its recent hits (tier_reassign_weight=recent,
- *     sample_recent_hits below) or not (counters): the split of the D
+ *     class's curve scaled to its recent accesses (tier_reassign_weight=
+ *     recent, sample_recent_accesses below) or not (counters): the split
+ *     of the D
  *     pages maximising Equation 3, reached by rate-limited single page
  *     moves, held back unless the optimum beats the current split by 2%
  *     (reassign_dp.c's hysteresis);
@@ -57,9 +58,9 @@
  *     Those decay once a decay period, so after a shift of the size mix a
  *     class nobody asks for any more keeps its pages for millions of
  *     requests.  With tier_reassign_weight=recent (the default) each
- *     class's curve is scaled to the hits the class got a request over
- *     the last periods (RECENT_KEEP averaging): the counters give the
- *     shape, the recent hits the level, and a class the workload has left
+ *     class's curve is scaled to the accesses (hits and stores) the class
+ *     got a request over the last periods (RECENT_KEEP averaging): the
+ *     counters give the shape, the recent accesses the level, and a class the workload has left
  *     is worth nothing within a period or two.
  *   - The benefit's per-access gain follows nvm_emulate when set: the
  *     emulator charges R ns per line whatever the pattern, so the model
@@ -95,7 +96,7 @@
 #define AUTO_PERIOD_CHASE 4      /* the period is divided by it while the
                                   * split is still moving */
 #define AUTO_RATE_MIN 4
-#define RECENT_KEEP 0.5          /* of the averaged hits a request */
+#define RECENT_KEEP 0.5          /* of the averaged accesses a request */
 
 bool tier_reassign_noting;
 __thread unsigned tier_reassign_slot = UINT32_MAX;
@@ -117,8 +118,8 @@ static struct {
     unsigned int plan_next;      /* next move to hand to the mover */
     uint64_t psa_misses[MAX_NUMBER_OF_SLAB_CLASSES];   /* at period start */
     uint64_t psa_departs[MAX_NUMBER_OF_SLAB_CLASSES];
-    uint64_t hits_base[MAX_NUMBER_OF_SLAB_CLASSES];    /* at period start */
-    double recent_hits[MAX_NUMBER_OF_SLAB_CLASSES];    /* a request, EWMA */
+    uint64_t accesses_base[MAX_NUMBER_OF_SLAB_CLASSES];    /* at period start */
+    double recent_accesses[MAX_NUMBER_OF_SLAB_CLASSES]; /* a request */
     uint64_t recent_start;       /* tier_requests at the last sample */
     /* read by stats */
     _Atomic uint64_t periods;
@@ -301,24 +302,31 @@ static uint64_t delta_since(uint64_t now, uint64_t *base)
     return d;
 }
 
-/* Each class's hits a request over the period just ended, averaged with
- * the periods before (RECENT_KEEP of the old figure stays), so that a
- * class the workload has left loses its weight within a few periods. */
-static void sample_recent_hits(struct reassign_class_input *in,
-                               unsigned int n)
+/* Each class's accesses a request over the period just ended (its D and
+ * N hits, as migrate.c counts them, and its stores: the counters count
+ * both, and a preload is all stores), averaged with the periods before
+ * (RECENT_KEEP of the old figure stays), so that a class the workload has
+ * left loses its weight within a few periods. */
+static void sample_recent_accesses(struct reassign_class_input *in,
+                                   unsigned int n)
 {
     uint64_t now = tier_requests_total();
     uint64_t requests = delta_since(now, &ra.recent_start);
     bool first = atomic_load_explicit(&ra.periods, memory_order_relaxed) == 0;
+    static struct thread_stats ts; /* the tier thread's; too big a local */
+    threadlocal_stats_aggregate(&ts);
     for (unsigned int id = POWER_SMALLEST; id < n; id++) {
         struct migrate_class_stats mcs;
         migrate_get_class_stats(id, &mcs);
-        uint64_t hits = delta_since(mcs.d_requests + mcs.n_requests,
-                                    &ra.hits_base[id]);
-        double rate = requests > 0 ? (double)hits / (double)requests : 0.0;
-        ra.recent_hits[id] = first ? rate
-            : RECENT_KEEP * ra.recent_hits[id] + (1.0 - RECENT_KEEP) * rate;
-        in[id].recent_hits = ra.recent_hits[id];
+        uint64_t stores = STAT_GET(ts.slab_stats[id].set_cmds);
+        uint64_t accesses = delta_since(mcs.d_requests + mcs.n_requests
+                                        + stores, &ra.accesses_base[id]);
+        double rate = requests > 0
+            ? (double)accesses / (double)requests : 0.0;
+        ra.recent_accesses[id] = first ? rate
+            : RECENT_KEEP * ra.recent_accesses[id]
+              + (1.0 - RECENT_KEEP) * rate;
+        in[id].recent_accesses = ra.recent_accesses[id];
     }
 }
 
@@ -330,7 +338,7 @@ static void period_optimal(struct reassign_class_input *in, unsigned int n)
     p.plan.max_moves = plan_rate();
     p.use_greedy = settings.tier.reassign == TIER_REASSIGN_GREEDY;
     p.weigh_recent = settings.tier.reassign_weigh_recent;
-    sample_recent_hits(in, n);
+    sample_recent_accesses(in, n);
     int moves = reassign_period(in, n, &p, ra.plan);
     ra.plan_len = moves > 0 ? (unsigned int)moves : 0;
     if (settings.tier.reassign_rate_auto) {

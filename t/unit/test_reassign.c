@@ -894,10 +894,10 @@ static void test_period(void)
 }
 
 /* A class the workload has left keeps its counters until they decay;
- * weighed by recent hits it is worth nothing at once. */
-static void test_period_weighs_recent_hits(void)
+ * weighed by recent accesses it is worth nothing at once. */
+static void test_period_weighs_recent_accesses(void)
 {
-    ok(reassign_init(1) == 0, "reassign_init for recent hits");
+    ok(reassign_init(1) == 0, "reassign_init for recent accesses");
     for (unsigned i = 0; i < 12; i++) {
         reassign_note(0, 1, -1, 50); /* the old mix: hot, now idle */
         reassign_note(0, 2, -1, 5);  /* the new mix: counters still low */
@@ -905,9 +905,9 @@ static void test_period_weighs_recent_hits(void)
     struct reassign_class_input classes[3] = {
         {.chunk_size = 0},
         {.chunk_size = 96, .chunks_per_page = 4, .d_pages = 3,
-         .min_pages = 1, .recent_hits = 0.0},
+         .min_pages = 1, .recent_accesses = 0.0},
         {.chunk_size = 96, .chunks_per_page = 4, .d_pages = 1,
-         .min_pages = 1, .recent_hits = 0.9},
+         .min_pages = 1, .recent_accesses = 0.9},
     };
     struct reassign_params params;
     reassign_params_default(&params);
@@ -918,19 +918,19 @@ static void test_period_weighs_recent_hits(void)
     int n = reassign_period(classes, 3, &params, moves);
     ok(n == 2 && moves[0].from_class == 1 && moves[0].to_class == 2
        && moves[1].from_class == 1,
-       "weighed by recent hits, its pages go to the class hit now");
+       "weighed by recent accesses, its pages go to the class used now");
     struct reassign_class_stats c2;
     reassign_class_stats_get(2, &c2);
     double gain = reassign_access_gain(&params.cost, 96);
     ok(fabs(c2.benefit_optimal - 0.9 * gain) < 1e-9 * gain,
-       "a class's whole curve is its recent hits times the gain (%.3f)",
+       "a class's whole curve is its recent accesses times the gain (%.3f)",
        c2.benefit_optimal / gain);
-    classes[1].recent_hits = 0.45;
-    classes[2].recent_hits = 0.45;
+    classes[1].recent_accesses = 0.45;
+    classes[2].recent_accesses = 0.45;
     classes[1].d_pages = 2;
     classes[2].d_pages = 2;
     ok(reassign_period(classes, 3, &params, moves) == 0,
-       "equal recent hits, equal spread: an even split stays");
+       "equal recent accesses, equal spread: an even split stays");
     reassign_shutdown();
 }
 
@@ -953,6 +953,6 @@ int main(void)
     test_psa();
     test_size_aware_changes_the_choice();
     test_period();
-    test_period_weighs_recent_hits();
+    test_period_weighs_recent_accesses();
     return done_testing();
 }
