@@ -1,6 +1,6 @@
 /*
- * policy_hotter.c: tier_policy=hotter, promotion gated by D's coldest
- * queue (doc/tiering.md "Policies", "hotter").
+ * policy_hotter.c: tier_policy=hotter, the default: promotion gated by
+ * D's coldest queue (doc/tiering.md "Policies", "hotter").
  *
  * HMCached promotes an N item whose access counter passes a per-class
  * threshold that a feedback loop adjusts once an adjustment period

@@ -180,8 +180,8 @@ static void usage(void)
 "   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
 "                          (the paper's NVM: 224:924)\n"
-"   - tier_policy=<p>      hmcached (default), uni, tlc, dram, nvm,\n"
-"                          duallru, hmhc, hotter\n"
+"   - tier_policy=<p>      hotter (default), hmcached, uni, tlc, dram,\n"
+"                          nvm, duallru, hmhc\n"
 "   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
 "   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
 "   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
@@ -386,6 +386,9 @@ static const char *const tier_only_names[] = {
 #define TIER_ONLY_COUNT \
     (sizeof(tier_only_names) / sizeof(tier_only_names[0]) - 1)
 static bool tier_only_given[TIER_ONLY_COUNT];
+/* tier_policy= was given: a policy asked for by name needs an N-zone
+ * (the default one, without a zone, just leaves everything in DRAM). */
+static bool tier_policy_given;
 
 static void note_tier_only(const char *name)
 {
@@ -431,8 +434,8 @@ static enum tier_policy parse_tier_policy(const char *val)
     if (val != NULL && tier_policy_by_name(val, &p)) {
         return p;
     }
-    die("tier_policy must be one of hmcached, uni, tlc, dram, nvm, duallru,"
-            " hmhc, hotter (got %s)",
+    die("tier_policy must be one of hotter, hmcached, uni, tlc, dram, nvm,"
+            " duallru, hmhc (got %s)",
         val ? val : "nothing");
 }
 
@@ -486,6 +489,7 @@ static bool parse_tier_subopt(const char *name, const char *val)
         }
     } else if (strcmp(name, "tier_policy") == 0) {
         settings.tier.policy = parse_tier_policy(val);
+        tier_policy_given = true;
     } else if (strcmp(name, "tier_placement") == 0) {
         if (val != NULL && strcmp(val, "nvm") == 0) {
             settings.tier.placement = TIER_PLACE_NVM;
@@ -1055,7 +1059,7 @@ static void check_tier_settings(void)
     if ((nc->path != NULL || nc->have_node) && nc->size == 0) {
         die("nvm_path/nvm_node need nvm_size= (how much of it to use)");
     }
-    if (nc->size == 0 && settings.tier.policy != TIER_POLICY_HMCACHED &&
+    if (nc->size == 0 && tier_policy_given &&
         settings.tier.policy != TIER_POLICY_DRAM) {
         die("tier_policy=%s needs an N-zone: give nvm_size=",
             tier_policy_name(settings.tier.policy));

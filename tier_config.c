@@ -8,7 +8,7 @@
 
 void tier_config_init(struct tier_config *tc)
 {
-    tc->policy = TIER_POLICY_HMCACHED;
+    tc->policy = TIER_POLICY_HOTTER;
     tc->placement = TIER_PLACE_DRAM_FIRST;
     tc->promote_async = true;
     tc->threshold_init = 4;

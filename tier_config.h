@@ -69,7 +69,7 @@ struct tier_config {
     enum tier_restart restart;    /* nvm_restart */
 };
 
-/* The defaults: hmcached, dram_first, async promotion, the options'
+/* The defaults: hotter, dram_first, async promotion, the options'
  * documented values (doc/tiering.md "Options"). */
 void tier_config_init(struct tier_config *tc);
 

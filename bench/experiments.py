@@ -72,8 +72,9 @@ SERVER_THREADS = 2
 TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
-EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "fig7", "fig9", "fig10",
-               "calcscale", "fig11", "scaling", "fogcached", "choices")
+EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "placelong", "fig7",
+               "fig9", "fig10", "calcscale", "fig11", "scaling", "fogcached",
+               "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Scale:
     fog_dataset: str
     ipr_requests: int
     exp_budget_s: int
+    long_windows: int = 6       # placelong: windows after the preload
     conns: int = 4
     depth: int = 4
 
@@ -895,6 +897,107 @@ def exp_placement(ctx: Ctx) -> list:
                        "title": "D-zone share by DRAM size",
                        "xlabel": "DRAM / dataset",
                        "ylabel": "D-zone share of hits", "series": series})
+    return [r]
+
+
+def window_runs(spec: Spec, load: Load, windows: int, ctx: Ctx) -> dict:
+    """One server, one preload, then `windows` runs of the same request
+    stream (same seed), each with the `stats tier` deltas it caused."""
+    out: dict = {"config": spec.name, "server": spec.cmdline(),
+                 "windows": []}
+    jpath = ctx.work / ("tc-%s-long.json" % re.sub(r"\W", "_", spec.name))
+    try:
+        with Server(spec, ctx.work) as srv:
+            target = ["-s", "127.0.0.1:%d" % srv.port]
+            tcload(target + load.common() + ["--preload", "-n", "0"], jpath,
+                   240)
+            for _ in range(windows):
+                before = srv.stats("tier")
+                j = tcload(target + load.common() + ["-n", str(load.requests)],
+                           jpath, 240)
+                d = tier_delta(before, srv.stats("tier")) or {}
+                run = [ph for ph in j["phases"] if ph.get("run")]
+                w = run_summary(run[0]["run"]) if run else {}
+                w["d_share"] = ratio(d.get("d_hits"), (d.get("d_hits") or 0)
+                                     + (d.get("n_hits") or 0))
+                for k in ("nvm_lines_written", "nvm_lines_read",
+                          "promotions", "demotions"):
+                    w[k] = d.get(k)
+                out["windows"].append(w)
+            out["tcload"] = j["_argv"]
+    except ServerError as e:
+        out["error"] = str(e)
+    except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError) as e:
+        out["error"] = "run failed: %s" % e
+    return out
+
+
+def exp_placelong(ctx: Ctx) -> list:
+    sc = ctx.scale
+    windows = sc.long_windows
+    r = base_result("placelong", "Placement policies by DRAM size, long "
+                    "runs", "Not a figure of the paper: the placement "
+                    "experiment's stream repeated %d times on one server "
+                    "after one preload: the first window shows how fast a "
+                    "policy converges, the later ones where it settles and "
+                    "what it writes to NVM meanwhile." % windows, ctx)
+    if ctx.tier_reason:
+        r["not_available"].append(na("D-zone share: " + ctx.tier_reason))
+        return [r]
+    ds = sc.datasets[0]
+    load = Load(ds, sc.get_ratios[0], sc.requests, sc.conns, sc.depth)
+    nvm = nvm_mb_for(ds)
+    rows, series = [], {}
+    for f in sc.dram_fracs:
+        mb = dram_mb(ds, f)
+        bound = oracle(load, mb * MIB, ctx).get("share")
+        ctx.log("placelong: %s, DRAM %s (-m %d), %d windows"
+                % (ds, frac_label(f), mb, windows))
+        for n, p in PLACEMENT_POLICIES:
+            spec = tiered("%s %s" % (n, frac_label(f)), ctx, mb, nvm, p)
+            run = window_runs(spec, load, windows, ctx)
+            r["configs"][spec.name] = {"server": spec.cmdline(),
+                                       "runs": [run]}
+            ws = run.get("windows") or [{}]
+            later = ws[1:] or ws
+            steady = median(w.get("d_share") for w in later)
+            written = [w.get("nvm_lines_written") for w in ws]
+            ctx.log("  %-24s first %s, later %s, lines written %s" % (
+                spec.name, fmt(ws[0].get("d_share")), fmt(steady),
+                fmt(sum(x or 0 for x in written), "int")))
+            rows.append([frac_label(f), n, fmt(ws[0].get("d_share")),
+                         fmt(steady), fmt(bound), fmt(ratio(steady, bound)),
+                         fmt(written[0], "int"),
+                         fmt(median(w.get("nvm_lines_written")
+                                    for w in later), "int"),
+                         fmt(sum(x or 0 for x in written), "int"),
+                         run.get("error", "")])
+            if steady is not None:
+                series.setdefault(n, []).append([f, steady])
+        series.setdefault("offline bound", []).append([f, bound or 0])
+    r["tables"].append({"columns": [
+        "DRAM", "policy", "D share, window 1", "D share, later windows "
+        "(median)", "offline bound", "later / bound",
+        "NVM lines written, window 1", "NVM lines written a later window "
+        "(median)", "NVM lines written, all windows", "error"],
+        "rows": rows})
+    r["notes"].append("%s, %d%% GET, Zipf 0.99, nvm_emulate=%s: one server "
+                      "per policy and DRAM size, one preload, then %d "
+                      "windows of %d requests, each the same stream (same "
+                      "seed), so the offline bound of one window is every "
+                      "window's; one run (D shares and NVM lines are "
+                      "deterministic up to thread timing)"
+                      % (ds, round(100 * sc.get_ratios[0]), PAPER_EMULATE,
+                         windows, sc.requests))
+    r["bound"] = ("offline bound: the static best share for each -m's bytes "
+                  "(bench/oracle.py), as in the placement experiment; a "
+                  "later window has no cold start, so the online bound "
+                  "does not apply to it")
+    r["plots"].append({"file": "placelong.png", "kind": "line", "logx": True,
+                       "title": "D-zone share after the first window",
+                       "xlabel": "DRAM / dataset",
+                       "ylabel": "D-zone share of hits (median of later "
+                       "windows)", "series": series})
     return [r]
 
 
@@ -1751,7 +1854,8 @@ def regenerate_doc(ctx: Ctx, meta: dict) -> None:
 # -------------------------------------------------------------------- main
 
 RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
-           ("placement", exp_placement), ("fig7", exp_fig7),
+           ("placement", exp_placement), ("placelong", exp_placelong),
+           ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
            ("scaling", exp_scaling), ("fogcached", exp_fogcached),

@@ -115,7 +115,7 @@ cmp_ok($m->{tiercached_up} // -1, '==', 1, 'tiercached_up 1');
 is($m->{'tiercached_build_info{memcached_version="1.6.18",'
         . 'server="tiercached",version="' . $srv->stats->{tiercached_version}
         . '"}'}, '1.0', 'tiercached_build_info names the server and versions');
-ok((grep { /^tiercached_tier_info\{.*policy="hmcached"/ } keys %$m),
+ok((grep { /^tiercached_tier_info\{.*policy="hotter"/ } keys %$m),
     'tiercached_tier_info carries the policy');
 
 my %ZONED = (

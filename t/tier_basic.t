@@ -26,7 +26,7 @@ my $s = $srv->sock;
 my $t0 = $srv->tier_stats;
 ok(defined $t0->{d_items}, 'stats tier answers')
     or diag('stats tier: ' . escape_bytes($t0->{_raw}));
-is($t0->{tier_policy}, 'hmcached', 'default policy is hmcached');
+is($t0->{tier_policy}, 'hotter', 'default policy is hotter');
 is($t0->{d_items} // -1, 0, 'no D items at start');
 is($t0->{n_items} // -1, 0, 'no N items at start');
 

@@ -12,6 +12,12 @@
 #             three times gets Fogcached's Promote flag and the tier
 #             thread moves it N->D while the scripts run)
 #   dlru_d  - duallru, keys in D (the D-zone's segmented LRU)
+#   hotter  - tier_policy=hotter, tier_placement=nvm, sync promotion (a key
+#             read twice outranks D's coldest item and moves N->D)
+#   tlc     - tier_policy=tlc, tier_placement=nvm, sync promotion (every
+#             N hit moves N->D)
+#   hmhc    - tier_policy=hmhc, tier_placement=nvm, threshold 1, sync
+#             promotion (D's victims chosen by hyperbolic caching)
 # and the replies must be identical after masking what legitimately
 # differs: cas values are replaced by their order of first appearance,
 # remaining TTLs are rounded to 50 s, last-access times and `me` sizes and
@@ -35,15 +41,21 @@ my %configs = (
     plain   => '-m 64 -t 1',
     dram    => '-m 64 -t 1 -o nvm_size=64m,tier_policy=dram',
     nvm     => '-m 64 -t 1 -o nvm_size=64m,tier_policy=nvm',
-    place_n => '-m 64 -t 1 -o nvm_size=64m,tier_placement=nvm,'
-        . 'tier_threshold=256,tier_promote=sync',
-    promote => '-m 64 -t 1 -o nvm_size=64m,tier_placement=nvm,'
-        . 'tier_threshold=1,tier_promote=sync',
+    place_n => '-m 64 -t 1 -o nvm_size=64m,tier_policy=hmcached,'
+        . 'tier_placement=nvm,tier_threshold=256,tier_promote=sync',
+    promote => '-m 64 -t 1 -o nvm_size=64m,tier_policy=hmcached,'
+        . 'tier_placement=nvm,tier_threshold=1,tier_promote=sync',
     dlru_n  => '-m 64 -t 1 -o nvm_size=64m,tier_policy=duallru,'
         . 'tier_placement=nvm',
     dlru_d  => '-m 64 -t 1 -o nvm_size=64m,tier_policy=duallru',
+    hotter  => '-m 64 -t 1 -o nvm_size=64m,tier_policy=hotter,'
+        . 'tier_placement=nvm,tier_promote=sync',
+    tlc     => '-m 64 -t 1 -o nvm_size=64m,tier_policy=tlc,'
+        . 'tier_placement=nvm,tier_promote=sync',
+    hmhc    => '-m 64 -t 1 -o nvm_size=64m,tier_policy=hmhc,'
+        . 'tier_placement=nvm,tier_threshold=1,tier_promote=sync',
 );
-my @names = qw(plain dram nvm place_n promote dlru_n dlru_d);
+my @names = qw(plain dram nvm place_n promote dlru_n dlru_d hotter tlc hmhc);
 
 my $v3k = random_bytes(3000, join '', map { chr } 32 .. 126);
 my $v5k = random_bytes(5000);
@@ -345,6 +357,12 @@ cmp_ok($hits{dlru_n}{n} // 0, '>', 100,
     'dlru_n: requests served by the N-zone');
 cmp_ok($hits{dlru_n}{promotions} // 0, '>', 0,
     'dlru_n: keys were promoted through Move to D during the scripts');
+for my $n (qw(hotter tlc hmhc)) {
+    cmp_ok($hits{$n}{promotions} // 0, '>', 10,
+        "$n: keys were promoted during the scripts");
+    cmp_ok($hits{$n}{n} // 0, '>', 10, "$n: requests served by the N-zone");
+    cmp_ok($hits{$n}{d} // 0, '>', 10, "$n: requests served by the D-zone");
+}
 is($hits{dlru_d}{n} // -1, 0, 'dlru_d: no request served by the N-zone');
 cmp_ok($hits{dlru_d}{d} // 0, '>', 100,
     'dlru_d: requests served by the D-zone');

@@ -317,7 +317,7 @@ my $T = 8;
 # crosses the threshold promotes, nothing is queued
 {
     my $srv = new_memcached(
-        "$BASE,tier_placement=nvm,tier_threshold=$T");
+        "$BASE,tier_policy=hmcached,tier_placement=nvm,tier_threshold=$T");
     my ($s, $v) = fill($srv, 50);
     my $a = $srv->tier_stats;
     is($a->{d_items}, 0, 'sync: new keys in N (placement nvm)');
@@ -341,7 +341,7 @@ my $T = 8;
 # hmcached with async promotion: the request queues, the tier thread moves
 {
     (my $base = $BASE) =~ s/tier_promote=sync/tier_promote=async/;
-    my $srv = new_memcached("$base,tier_threshold=4");
+    my $srv = new_memcached("$base,tier_policy=hmcached,tier_threshold=4");
     my ($s, $v) = fill($srv, 600);
     my $a = $srv->tier_stats;
     is($a->{tier_promote}, 'async', 'async: tier_promote in stats tier');
@@ -362,7 +362,8 @@ my $T = 8;
 
 # decay: with short epochs, reads spaced by several epochs never add up
 {
-    my $srv = new_memcached("$BASE,tier_threshold=4,tier_decay_period=50");
+    my $srv = new_memcached(
+        "$BASE,tier_policy=hmcached,tier_threshold=4,tier_decay_period=50");
     my ($s, $v) = fill($srv, 600);
     my $d = 'p1';        # the oldest key: in D (dram_first)
     my $key = 'p599';    # stored after D filled: in N
