@@ -650,7 +650,7 @@ def policy_specs(ctx: Ctx, dataset: str, extra_policies: list) -> tuple:
     mb, nvm = dram_mb(dataset, 0.25), nvm_mb_for(dataset)
     specs = [plain("DRAM-only", ctx.server, full_mb(dataset))]
     names = [("HMCached", "hmcached"), ("HM-UNI", "uni"), ("HM-TLC", "tlc"),
-             ("HM-HC", "hmhc"), ("hotter", "hotter"),
+             ("HM-HC", "hmhc"), ("hotter (default)", "hotter"),
              ("NVM-only", "nvm")] + extra_policies
     specs += [tiered(n, ctx, mb, nvm, p) for n, p in names]
     return specs, mb
@@ -761,6 +761,9 @@ def exp_policies(ctx: Ctx) -> list:
     return [r4, r5]
 
 
+FIG6_POLICIES = (("hotter (default)", "hotter"), ("HMCached", "hmcached"))
+
+
 def exp_fig6(ctx: Ctx) -> list:
     sc = ctx.scale
     r = base_result("fig6", "DRAM-size sweep",
@@ -778,17 +781,23 @@ def exp_fig6(ctx: Ctx) -> list:
         ctx.log("fig6: " + wl)
         nvm = nvm_mb_for(ds)
         specs = [plain("DRAM-only", ctx.server, full_mb(ds))]
-        specs += [tiered("HMCached %s" % frac_label(f), ctx, dram_mb(ds, f),
-                         nvm, "hmcached") for f in sc.dram_fracs]
+        fracs = [None]
+        for f in sc.dram_fracs:
+            specs += [tiered("%s %s" % (n, frac_label(f)), ctx,
+                             dram_mb(ds, f), nvm, p) for n, p in FIG6_POLICIES]
+            fracs += [f] * len(FIG6_POLICIES)
         load = Load(ds, g, sc.requests, sc.conns, sc.depth)
         runs, notes = interleave(specs, lambda s: load, ctx)
         r["notes"] += notes
         sums = {n: summarise(v, ctx.tier_reason is None) for n, v in runs.items()}
         ref = sums["DRAM-only"]["throughput"]
-        for f, s in zip((None,) + tuple(sc.dram_fracs), specs):
+        bounds: dict = {}
+        for f, s in zip(fracs, specs):
             sm = sums[s.name]
             mb = int(s.args[1])
-            orc = oracle(load, mb * MIB, ctx) if f else {}
+            if f and f not in bounds:
+                bounds[f] = oracle(load, mb * MIB, ctx)
+            orc = bounds.get(f, {})
             r["configs"]["%s / %s" % (wl, s.name)] = {
                 "server": s.cmdline(), "summary": sm, "runs": runs[s.name],
                 "oracle": orc}
@@ -798,7 +807,8 @@ def exp_fig6(ctx: Ctx) -> list:
                          fmt(orc.get("share")) if f else "",
                          sm.get("error", "")])
             if f:
-                series.setdefault(wl, []).append([f, sm["throughput"] or 0])
+                series.setdefault("%s %s" % (wl, s.name.rsplit(" ", 1)[0]),
+                                  []).append([f, sm["throughput"] or 0])
         series.setdefault(wl + " DRAM-only", []).extend(
             [[f, ref or 0] for f in sc.dram_fracs])
     r["tables"].append({"columns": [
@@ -815,7 +825,7 @@ def exp_fig6(ctx: Ctx) -> list:
 
 PLACEMENT_POLICIES = (("HMCached", "hmcached"), ("HM-TLC", "tlc"),
                       ("HM-HC", "hmhc"), ("duallru", "duallru"),
-                      ("HM-UNI", "uni"), ("hotter", "hotter"))
+                      ("HM-UNI", "uni"), ("hotter (default)", "hotter"))
 
 
 def d_zone_bytes(runs: dict) -> Optional[int]:

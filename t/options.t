@@ -76,6 +76,12 @@ refused_ok('-o tier_placement=nvm',
 refused_ok('-o nvm_size=8m,tier_policy=dram,tier_placement=nvm',
     [qr/^tier_placement=nvm needs an N-zone/,
      qr/tier_policy=dram leaves it unused/]);
+# the default policy without an N-zone keeps everything in DRAM; one asked
+# for by name needs the zone
+refused_ok('-o tier_policy=hmcached',
+    [line_re('tier_policy=hmcached needs an N-zone: give nvm_size=')]);
+refused_ok('-o tier_policy=hotter',
+    [line_re('tier_policy=hotter needs an N-zone: give nvm_size=')]);
 refused_ok('-o nvm_restart=require',
     [qr/^nvm_restart=require needs an N-zone/, qr/no nvm_size= was given/]);
 refused_ok('-o nvm_size=8m,nvm_restart=require',
