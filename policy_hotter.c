@@ -8,8 +8,10 @@
  * in the N-zone, and an item that passes the threshold displaces the MQ
  * victim whether or not that victim was colder.  Here an N item moves to
  * D when its counter puts it in a higher MQ queue than the coldest item
- * of its class in D (the lowest queue that holds any), or when the class
- * has no D item at all: D keeps the items its own counters rank hottest,
+ * of its class in D (the lowest queue that holds any), when the class has
+ * no D item at all, or while the D-zone has memory no class holds (then
+ * nothing is demoted for it): D keeps the items its own counters rank
+ * hottest,
  * and an exchange happens only when it promotes a strictly hotter item,
  * so a steady workload stops moving items once D holds its hot set.
  * Everything else is hmcached's: placement by the key's zone, the MQ
@@ -18,21 +20,49 @@
  *
  * Locks: wants_promotion runs under the item lock of the N item; it
  * reads the class's queue counts under the MQ class lock (items_mq.h:
- * item lock, then class lock).
+ * item lock, then class lock) and d_zone_has_room, an atomic the tier
+ * thread's tick writes under no lock of ours (slabs.c takes its own).
  */
 #include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
 #include "items_mq.h"
+#include "slabs.h"
+
+#include <stdatomic.h>
 
 /* An access counter of 1 is a single access: never worth a move. */
 #define HOTTER_MIN_COUNTER 2
+
+/* Whether the D-zone still has memory no class holds (slabs.c's rule for
+ * a new page: the global pool has a page, or what the zone allocated,
+ * plus one page, is within -m), so that a promotion demotes nothing.  A
+ * class's free chunks do not count: they come and go with every demotion,
+ * and counting them made this policy promote nearly every item read twice
+ * in a steady workload (three times the exchanges).  Set by the
+ * tier thread's tick, read on the request path without a lock (a stale
+ * answer costs one exchange, or one promotion put off). */
+static _Atomic bool d_zone_has_room;
+
+static unsigned int note_d_room(void)
+{
+    struct slabs_totals t;
+    slabs_get_totals(&t);
+    uint64_t page = slabs_page_size();
+    bool room = t.global_pool_pages > 0
+        || t.total_malloced + (t.global_pool_pages + 1) * page <= t.mem_limit;
+    atomic_store_explicit(&d_zone_has_room, room, memory_order_relaxed);
+    return 0;
+}
 
 static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
 {
     if (counter < HOTTER_MIN_COUNTER) {
         return false;
+    }
+    if (atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)) {
+        return true;
     }
     unsigned int coldest = mq_lowest_level(clsid);
     return coldest == MQ_NO_LEVEL || mq_level_for_counter(counter) > coldest;
@@ -44,6 +74,7 @@ const struct tier_policy_ops policy_hotter = {
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,
+    .tick = note_d_room,
     .warm_first = MQ_WARM_FIRST,
     .hot_first = MQ_HOT_FIRST,
 };

@@ -255,6 +255,32 @@ sub hits {
     $srv->stop;
 }
 
+# hotter while the D-zone has memory no class holds yet: new keys in N
+# (tier_placement=nvm); two reads promote every key, though each
+# promoted item lands in the same queue as the ones before it, and
+# nothing is demoted.
+{
+    my $srv = new_memcached("$BASE,tier_policy=hotter,tier_placement=nvm");
+    my ($s, $v) = fill($srv, 40);
+    my $t0 = $srv->tier_stats;
+    is($t0->{d_items}, 0, 'hotter, D with room: new keys in N');
+    for (1 .. 2) {
+        send_recv($s, "get p$_\r\n") for 1 .. 40;
+    }
+    my $t1;
+    wait_until(5, sub {
+        $t1 = $srv->tier_stats;
+        $t1->{promotions} - $t0->{promotions} >= 40;
+    });
+    is($t1->{promotions} - $t0->{promotions}, 40,
+        'hotter, D with room: two reads promote every key');
+    is($t1->{demotions} - $t0->{demotions}, 0,
+        'hotter, D with room: nothing demoted');
+    mem_get_is({ sock => $s, flags => 17 }, 'p17', $v->{p17},
+        'hotter, D with room: value exact in D');
+    $srv->stop;
+}
+
 # ---------------------------------------------------------------- hmcached
 my $T = 8;
 {
