@@ -21,10 +21,9 @@
  *   - dp, greedy: reassign_period() on the counter histograms, each
  *     class's curve scaled to its recent accesses (tier_reassign_weight=
  *     recent, sample_recent_accesses below) or not (counters): the split
- *     of the D
- *     pages maximising Equation 3, reached by rate-limited single page
- *     moves, held back unless the optimum beats the current split by 2%
- *     (reassign_dp.c's hysteresis);
+ *     of the D pages maximising Equation 3, reached by rate-limited single
+ *     page moves, held back unless the optimum beats the current split by
+ *     2% (reassign_dp.c's hysteresis);
  *   - psa: psa_plan() on each class's D misses (its N-zone hits: requests
  *     the D-zone did not serve) and evictions (items pushed out of D,
  *     demoted or evicted) over the period; at most one move a period;
@@ -60,8 +59,8 @@
  *     requests.  With tier_reassign_weight=recent (the default) each
  *     class's curve is scaled to the accesses (hits and stores) the class
  *     got a request over the last periods (RECENT_KEEP averaging): the
- *     counters give the shape, the recent accesses the level, and a class the workload has left
- *     is worth nothing within a period or two.
+ *     counters give the shape, the recent accesses the level, and a class
+ *     the workload has left is worth nothing within a period or two.
  *   - The benefit's per-access gain follows nvm_emulate when set: the
  *     emulator charges R ns per line whatever the pattern, so the model
  *     becomes gain = L * R for an item of L lines; otherwise reassign_dp.c's
@@ -118,7 +117,7 @@ static struct {
     unsigned int plan_next;      /* next move to hand to the mover */
     uint64_t psa_misses[MAX_NUMBER_OF_SLAB_CLASSES];   /* at period start */
     uint64_t psa_departs[MAX_NUMBER_OF_SLAB_CLASSES];
-    uint64_t accesses_base[MAX_NUMBER_OF_SLAB_CLASSES];    /* at period start */
+    uint64_t accesses_base[MAX_NUMBER_OF_SLAB_CLASSES]; /* at period start */
     double recent_accesses[MAX_NUMBER_OF_SLAB_CLASSES]; /* a request */
     uint64_t recent_start;       /* tier_requests at the last sample */
     /* read by stats */
