@@ -353,8 +353,8 @@ my %configs = (
     plain   => '-m 2 -t 1',
     dram    => '-m 2 -t 1 -o nvm_size=16m,tier_policy=dram',
     nvm     => '-m 2 -t 1 -o nvm_size=16m,tier_policy=nvm',
-    promote => '-m 2 -t 1 -o nvm_size=16m,tier_placement=nvm,'
-        . 'tier_threshold=1,tier_promote=sync',
+    promote => '-m 2 -t 1 -o nvm_size=16m,tier_policy=hmcached,'
+        . 'tier_placement=nvm,tier_threshold=1,tier_promote=sync',
 );
 for my $name (qw(plain dram nvm promote)) {
     my $srv = new_memcached($configs{$name});

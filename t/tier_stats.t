@@ -115,8 +115,8 @@ sub fill {
 }
 
 # ---------------------------------------------------------------- classes
-my $srv = new_memcached('-m 2 -I 64k -t 1 '
-    . '-o nvm_size=8m,tier_promote=sync,tier_threshold=4');
+my $srv = new_memcached('-m 2 -I 64k -t 1 -o nvm_size=8m,'
+    . 'tier_policy=hmcached,tier_promote=sync,tier_threshold=4');
 is(fill($srv, 600, 8000, 'b'), 600, '600 sets of 8000 bytes');
 is(fill($srv, 200, 300, 's'), 200, '200 sets of 300 bytes');
 my $s = $srv->sock;
@@ -230,7 +230,8 @@ $srv->stop;
 
 # ---------------------------------------------------------------- periods
 {
-    my $p = new_memcached('-m 2 -I 64k -t 1 -o nvm_size=8m,tier_promote=sync,'
+    my $p = new_memcached('-m 2 -I 64k -t 1 -o nvm_size=8m,'
+        . 'tier_policy=hmcached,tier_promote=sync,'
         . 'tier_decay_period=100,tier_adjust_period=100');
     is(fill($p, 400, 8000, 'p'), 400, 'periods: 400 sets');
     my $ps = $p->sock;
