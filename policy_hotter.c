@@ -11,9 +11,9 @@
  * of its class in D (the lowest queue that holds any), when the class has
  * no D item at all, or while the D-zone has memory no class holds (then
  * nothing is demoted for it): D keeps the items its own counters rank
- * hottest,
- * and an exchange happens only when it promotes a strictly hotter item,
- * so a steady workload stops moving items once D holds its hot set.
+ * hottest, and an exchange happens only when it promotes a strictly
+ * hotter item, so a steady workload stops moving items once D holds its
+ * hot set.
  * Everything else is hmcached's: placement by the key's zone, the MQ
  * queues in D, demotion of their victims, CLOCK in the N-zone, the
  * counters and their decay.
@@ -40,9 +40,9 @@
  * plus one page, is within -m), so that a promotion demotes nothing.  A
  * class's free chunks do not count: they come and go with every demotion,
  * and counting them made this policy promote nearly every item read twice
- * in a steady workload (three times the exchanges).  Set by the
- * tier thread's tick, read on the request path without a lock (a stale
- * answer costs one exchange, or one promotion put off). */
+ * in a steady workload (three times the exchanges).  Set by the tier
+ * thread's tick, read on the request path without a lock (a stale answer
+ * costs one exchange, or one promotion put off). */
 static _Atomic bool d_zone_has_room;
 
 static unsigned int note_d_room(void)
