@@ -262,7 +262,7 @@ sub busy_class {
     my $opts = '-m 64 -t 1 -o nvm_size=8m,tier_placement=nvm,'
         . 'no_lru_crawler';
     my $srv = new_memcached("$opts,tier_policy=duallru");
-    my $ref = new_memcached("$opts,tier_threshold=256");
+    my $ref = new_memcached("$opts,tier_policy=hmcached,tier_threshold=256");
     my $delta = sub {
         my ($sv, $code) = @_;
         my $a = $sv->tier_stats;
