@@ -165,16 +165,28 @@ sub conns_shape {
     return join "\n", @shape;
 }
 
+# Each worker takes its UDP descriptor from its notify pipe after the
+# server answers, so on a slow run the list fills in for a moment.
+sub settled_shape {
+    my ($srv, $lines) = @_;
+    my $shape;
+    wait_until(5, sub {
+        $shape = conns_shape($srv);
+        return (() = $shape =~ /^/mg) >= $lines;
+    });
+    return $shape;
+}
+
 my %shape;
 for my $subject (@subjects) {
     my ($who) = @$subject;
     my $stock = $who eq 'memcached';
     my $srv = new_memcached('-t 3', udp => 1, stock => $stock);
-    $shape{$who}{one} = conns_shape($srv);
+    $shape{$who}{one} = settled_shape($srv, 4);
     $srv->stop;
     my $two = "-t 3 -l 127.0.0.1,127.0.0.2";
     $srv = new_memcached($two, udp => 1, stock => $stock);
-    $shape{$who}{two} = conns_shape($srv);
+    $shape{$who}{two} = settled_shape($srv, 4);
     $shape{$who}{per_udp} = $srv->stats('settings')->{num_threads_per_udp};
     $srv->stop;
 }
