@@ -828,6 +828,13 @@ PLACEMENT_POLICIES = (("HMCached", "hmcached"), ("HM-TLC", "tlc"),
                       ("HM-UNI", "uni"), ("hotter (default)", "hotter"))
 
 
+def placement_load(sc: Scale) -> tuple:
+    """The placement experiments' dataset, stream and N-zone size."""
+    ds = sc.datasets[0]
+    return (ds, Load(ds, sc.get_ratios[0], sc.requests, sc.conns, sc.depth),
+            nvm_mb_for(ds))
+
+
 def d_zone_bytes(runs: dict) -> Optional[int]:
     """The D-zone's size as the servers reported it (stats tier)."""
     for rs in runs.values():
@@ -848,9 +855,7 @@ def exp_placement(ctx: Ctx) -> list:
     if ctx.tier_reason:
         r["not_available"].append(na("D-zone share: " + ctx.tier_reason))
         return [r]
-    ds = sc.datasets[0]
-    load = Load(ds, sc.get_ratios[0], sc.requests, sc.conns, sc.depth)
-    nvm = nvm_mb_for(ds)
+    ds, load, nvm = placement_load(sc)
     rows, series = [], {}
     for f in sc.dram_fracs:
         mb = dram_mb(ds, f)
@@ -954,9 +959,7 @@ def exp_placelong(ctx: Ctx) -> list:
     if ctx.tier_reason:
         r["not_available"].append(na("D-zone share: " + ctx.tier_reason))
         return [r]
-    ds = sc.datasets[0]
-    load = Load(ds, sc.get_ratios[0], sc.requests, sc.conns, sc.depth)
-    nvm = nvm_mb_for(ds)
+    ds, load, nvm = placement_load(sc)
     rows, series = [], {}
     for f in sc.dram_fracs:
         mb = dram_mb(ds, f)
