@@ -25,8 +25,10 @@
  *
  * Deliberately different from the paper: an expired or flushed item is
  * reclaimed when the hand reaches it even if its bit is set (memcached
- * reclaims dead items first too), and under -M (may_evict false) only
- * dead items are taken.
+ * reclaims dead items first too), under -M (may_evict false) only dead
+ * items are taken, and a chunk no slot names is offered to the engine,
+ * which gives it up when it is a promoted item's N copy (items_ncopy.c:
+ * dropping one loses nothing, so it goes before any live item).
  */
 #include "config.h"
 #include "clock_nvm.h"
@@ -70,8 +72,9 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
     if (locp == NULL) {
         if (busy) {
             h->st.busy++;
+            return false;
         }
-        return false;
+        return clock_ops.take_unnamed(off, hdr.hv);
     }
     /* A slot found under the lock points at off, so the chunk holds the
      * item linked there now, which nobody writes without this lock: its

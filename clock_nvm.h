@@ -23,12 +23,16 @@ struct clock_nvm_ops {
                    bool dead);
     /* header bytes the dead check needs now (NITEM_SWEEP_BYTES[_CAS]) */
     size_t (*header_bytes)(void);
+    /* a used chunk no slot names, whose unlocked header read gave hv:
+     * true when the engine gave it up (a promoted item's N copy,
+     * items_ncopy.c) and it is now the caller's */
+    bool (*take_unnamed)(uint64_t off, uint64_t hv);
 };
 
 void clock_nvm_init(const struct clock_nvm_ops *ops);
 
-/* Free one chunk of class id by sweeping: dead items are reclaimed
- * whatever their bit, a set bit is cleared and the item passed over, an
+/* Free one chunk of class id by sweeping: a chunk no slot names is
+ * offered to take_unnamed, dead items are reclaimed whatever their bit, a set bit is cleared and the item passed over, an
  * item with a clear bit is evicted (only when may_evict).  Items whose
  * stripe is busy (item_trylock) are passed over.  On success the chunk at
  * *off is the caller's, still marked used in the bitmap.  The caller may

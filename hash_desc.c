@@ -522,6 +522,27 @@ uint64_t *assoc_find_item(const item *it, uint64_t hv)
         ? &r.bucket->loc[r.slot] : NULL;
 }
 
+struct d_match {
+    bool (*match)(const item *it, const void *arg);
+    const void *arg;
+};
+
+static bool match_d(const uint64_t *locp, const void *arg)
+{
+    const struct d_match *m = arg;
+    return !hd_loc_is_n(*locp) && m->match(hd_loc_to_item(*locp), m->arg);
+}
+
+item *assoc_find_d_where(uint64_t hv,
+                         bool (*match)(const item *it, const void *arg),
+                         const void *arg)
+{
+    struct d_match m = { match, arg };
+    struct slot_ref r;
+    return find_in_chains(hv, match_d, &m, &r)
+        ? hd_loc_to_item(r.bucket->loc[r.slot]) : NULL;
+}
+
 /* ---- insert ---- */
 
 static bool needs_growth(void);

@@ -228,6 +228,11 @@ uint64_t *assoc_find_loc(const char *key, size_t nkey, uint64_t hv,
 uint64_t *assoc_find_noff(uint64_t hv, uint64_t off);
 /* The location word pointing at the D item it (no key compare). */
 uint64_t *assoc_find_item(const item *it, uint64_t hv);
+/* A D item among those whose signature is hv's that match accepts (no
+ * key compare), or NULL. */
+item *assoc_find_d_where(uint64_t hv,
+                         bool (*match)(const item *it, const void *arg),
+                         const void *arg);
 /* Add an item whose key is not in the index; 1 = ok, 0 = out of memory
  * (no overflow bucket could be had).  Caller holds item_lock(hv). */
 int assoc_insert(item *it, uint64_t hv);

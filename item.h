@@ -65,14 +65,31 @@ typedef struct _stritem {
     uint8_t epoch;                /* decay epoch of the last access (low 3
                                    * bits of migrate_epoch()); tiers only */
     /* tier_policy=hmhc (doc/tiering.md "HM-HC"): accesses since the item
-     * entered the D-zone, and when it did; other policies leave them be.
-     * They fill what was padding: the header keeps its 56 bytes. */
+     * entered the D-zone, and when it did.  A policy that keeps N copies
+     * (tier_policy.h keeps_n_copy) holds the copy's offset in these same
+     * six bytes instead (item_n_copy below); no policy does both.  They
+     * fill what was padding: the header keeps its 56 bytes. */
     uint16_t d_hits;
     rel_time_t d_since;
     char data[];
 } item;
 
 _Static_assert(sizeof(item) == 56, "the item header keeps its size");
+
+/* The N-zone offset of a D item's copy (items_ncopy.c), or 0 for none
+ * (offset 0 is the zone's superblock, never a chunk).  Offsets are 8-byte
+ * aligned and below 2^38 (hash_desc.h HD_N_OFF_LIMIT): off / 8 fits the
+ * 48 bits.  Guarded by the item's item lock. */
+static inline uint64_t item_n_copy(const item *it)
+{
+    return (((uint64_t)it->d_hits << 32) | it->d_since) << 3;
+}
+
+static inline void item_set_n_copy(item *it, uint64_t off)
+{
+    it->d_hits = (uint16_t)(off >> 35);
+    it->d_since = (rel_time_t)(off >> 3);
+}
 
 #define ITEM_key(it)   ((it)->data)
 #define ITEM_data(it)  ((it)->data + (it)->nkey + 1)

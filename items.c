@@ -394,6 +394,7 @@ static void set_exptime(item *it, uint64_t hv, bool same_hold,
 {
     store_exptime(it, exptime);
     if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        do_ncopy_drop(it);
         return;
     }
     item *d;
@@ -401,6 +402,7 @@ static void set_exptime(item *it, uint64_t hv, bool same_hold,
     switch (find_version(it, hv, same_hold, &d, &locp)) {
     case VERSION_D:
         store_exptime(d, exptime);
+        do_ncopy_drop(d);
         break;
     case VERSION_N:
         nitem_write_exptime(hd_n_offset(*locp), exptime);
@@ -417,8 +419,12 @@ void do_item_set_exptime(item *it, uint64_t hv, rel_time_t exptime)
 
 void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
 {
+    bool persistent = ((set | clear) & NITEM_PERSISTENT_FLAGS) != 0;
     it->it_flags = (uint16_t)((it->it_flags | set) & ~clear);
     if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        if (persistent) {
+            do_ncopy_drop(it);
+        }
         return;
     }
     item *d;
@@ -426,6 +432,9 @@ void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear)
     switch (find_version(it, hv, false, &d, &locp)) {
     case VERSION_D:
         d->it_flags = (uint16_t)((d->it_flags | set) & ~clear);
+        if (persistent) {
+            do_ncopy_drop(d);
+        }
         break;
     case VERSION_N: {
         uint16_t f = (uint16_t)((hd_n_flags(*locp) | set) & ~clear);
@@ -455,6 +464,7 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
     uint64_t old = it->cas;
     it->cas = cas;
     if ((it->it_flags & (ITEM_LINKED | ITEM_HEAP)) == ITEM_LINKED) {
+        do_ncopy_drop(it);
         return;
     }
     item *d;
@@ -466,6 +476,7 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
     switch (z) {
     case VERSION_D:
         d->cas = cas;
+        do_ncopy_drop(d);
         break;
     case VERSION_N:
         nitem_write_cas(hd_n_offset(*locp), cas);
@@ -846,6 +857,7 @@ static item *store_counter(item *it, const char *num, size_t len,
     /* Only the index and we hold it: no reader can see a torn value, and
      * new readers wait for the item lock we hold. */
     if (!is_heap(it) && len + 2 <= it->nbytes && refcount_get(it) == 2) {
+        do_ncopy_drop(it);
         it->cas = get_cas_id();
         memcpy(ITEM_data(it), num, len);
         memset(ITEM_data(it) + len, ' ', it->nbytes - len - 2);

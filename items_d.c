@@ -128,8 +128,10 @@ static bool make_room(unsigned int id, bool may_evict)
     uint64_t hv;
     bool demotes = policy_demotes();
     /* Under -M a victim may still move to the N-zone if that needs no
-     * eviction there. */
-    bool take_any = may_evict || (demotes && slabs_tier_can_alloc(id));
+     * eviction there: a free N chunk, its own N copy or another item's
+     * (items_ncopy.c), which the CLOCK takes without evicting. */
+    bool take_any = may_evict
+        || (demotes && (slabs_tier_can_alloc(id) || policy_keeps_n_copy()));
     mq_accept_fn accept = take_any ? NULL : accept_dead;
     item *victim = active_policy->d_victim != NULL
         ? active_policy->d_victim(id, accept, NULL, &hv)
@@ -181,6 +183,7 @@ bool do_link_d(item *it, uint64_t hv)
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
     tier_reassign_note(it->slabs_clsid, -1, it->counter);
+    do_ncopy_clear(it);
     if (active_policy->d_entered != NULL) {
         active_policy->d_entered(it);
     }
@@ -201,6 +204,7 @@ void do_unlink_d(item *it, uint64_t hv)
         assoc_delete_loc(locp, hv);
     }
     mq_unlink(it);
+    do_ncopy_drop(it);
     item_remove(it);            /* the index's reference */
 }
 

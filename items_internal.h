@@ -54,6 +54,9 @@ struct class_counters {
     counter_t n_fallbacks;       /* N-bound values the N-zone could not take */
     counter_t page_demotions;    /* of demotions, those of page moves */
     counter_t page_evictions;    /* live items page moves could not demote */
+    counter_t n_copies;          /* N copies of D items (items_ncopy.c) */
+    counter_t copy_demotions;    /* of demotions, those that took the copy */
+    counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
 };
 
 extern struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -330,6 +333,23 @@ extern const struct tier_engine policy_engine;
 extern const struct migrate_engine tier_engine;
 extern const struct tier_reassign_engine reassign_engine;
 extern const struct clock_nvm_ops clock_ops;
+
+/* ---- items_ncopy.c: N copies of promoted items ---- */
+bool policy_keeps_n_copy(void);
+/* d, just promoted from the N chunk at off, keeps that chunk as its copy */
+void do_ncopy_keep(item *d, uint64_t off);
+/* d (entering D another way) has no copy */
+void do_ncopy_clear(item *d);
+/* d's copy, if any, is unsealed and freed */
+void do_ncopy_drop(item *d);
+/* Demote victim onto its copy, if it has one: *off is the copy, which it
+ * no longer names, and *atime_delta the slot's delta for its last
+ * access. */
+bool do_ncopy_demote(item *victim, uint64_t *off, uint32_t *atime_delta);
+/* The CLOCK's offer of a used chunk no slot names, whose header gave hv:
+ * true when it was a copy, now dropped (unsealed, still marked used) and
+ * the caller's. */
+bool ncopy_reclaim(uint64_t off, uint64_t hv);
 
 /* ---- items.c ---- */
 bool key_in_dram(const char *key, size_t nkey);

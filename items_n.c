@@ -410,6 +410,7 @@ const struct clock_nvm_ops clock_ops = {
     .is_dead = clock_is_dead,
     .unlink = clock_unlink,
     .header_bytes = clock_header_bytes,
+    .take_unnamed = ncopy_reclaim,
 };
 
 bool items_crawl_check_n(uint64_t off)

@@ -287,6 +287,8 @@ void item_stats_reset(void)
         atomic_store(&cc->n_fallbacks, 0);
         atomic_store(&cc->page_demotions, 0);
         atomic_store(&cc->page_evictions, 0);
+        atomic_store(&cc->copy_demotions, 0);
+        atomic_store(&cc->copies_reclaimed, 0);
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
@@ -328,7 +330,8 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
              d_evictions, n_evictions, n_fallbacks, d_hits, n_hits,
-             page_demotions, page_evictions, inflight_refused;
+             page_demotions, page_evictions, inflight_refused, n_copies,
+             copy_demotions, copies_reclaimed;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -348,6 +351,9 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->page_demotions += ctr_get(&cc->page_demotions);
         tot->page_evictions += ctr_get(&cc->page_evictions);
         tot->n_fallbacks += ctr_get(&cc->n_fallbacks);
+        tot->n_copies += ctr_get(&cc->n_copies);
+        tot->copy_demotions += ctr_get(&cc->copy_demotions);
+        tot->copies_reclaimed += ctr_get(&cc->copies_reclaimed);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
     }
@@ -399,6 +405,9 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("promotions_queued", ms.promotions_queued);
     STAT_U64("promotions_dropped", ms.promotions_dropped);
     STAT_U64("demotions", tot.demotions);
+    STAT_U64("n_copies", tot.n_copies);
+    STAT_U64("copy_demotions", tot.copy_demotions);
+    STAT_U64("copies_reclaimed", tot.copies_reclaimed);
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
@@ -505,6 +514,10 @@ void tier_stats_classes(ADD_STAT add_stats, void *c)
                         ctr_get(&cc->promotions));
         tier_class_stat(add_stats, c, id, "demotions",
                         ctr_get(&cc->demotions));
+        tier_class_stat(add_stats, c, id, "n_copies",
+                        ctr_get(&cc->n_copies));
+        tier_class_stat(add_stats, c, id, "copy_demotions",
+                        ctr_get(&cc->copy_demotions));
         tier_class_stat(add_stats, c, id, "d_evictions",
                         ctr_get(&cc->d_evictions));
         tier_class_stat(add_stats, c, id, "n_evictions",

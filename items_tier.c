@@ -51,24 +51,27 @@ bool policy_demotes(void)
 }
 
 /* Demotion D->N of the MQ victim (its item lock held, pinned): write it to
- * an N chunk and point its slot there, carrying its hot metadata.  The
- * DRAM copy leaves the index; readers holding it finish with it and the
- * victim's pin keeps it until the caller drops that. */
+ * an N chunk, or take its N copy (items_ncopy.c), and point its slot
+ * there, carrying its hot metadata.  The DRAM copy leaves the index;
+ * readers holding it finish with it and the victim's pin keeps it until
+ * the caller drops that. */
 bool demote(item *victim, uint64_t hv, bool may_evict)
 {
     unsigned int id = victim->slabs_clsid;
-    uint64_t off;
-    if (!n_chunk(id, may_evict, &off)) {
-        return false;
-    }
     uint64_t *locp = assoc_find_item(victim, hv);
     if (locp == NULL) {
-        slabs_tier_free(off);
         return false;
     }
-    write_to_nvm(victim, hv, off);
+    uint64_t off;
+    uint32_t atime_delta = 0;
+    if (!do_ncopy_demote(victim, &off, &atime_delta)) {
+        if (!n_chunk(id, may_evict, &off)) {
+            return false;
+        }
+        write_to_nvm(victim, hv, off);
+    }
     *locp = hd_n_make(off, victim->counter, victim->it_flags, victim->epoch,
-                      0);
+                      atime_delta);
     if (active_policy->n_linked != NULL) {
         active_policy->n_linked(id, off, true);
     }
@@ -85,7 +88,8 @@ bool demote(item *victim, uint64_t hv, bool may_evict)
 }
 
 /* Move the N item of *locp, whose snapshot is snap, into the D chunk d
- * (item lock held): switch the slot, free the N chunk. */
+ * (item lock held): switch the slot; the N chunk is freed, or kept as the
+ * D item's copy where the policy keeps copies. */
 static void do_promote(uint64_t *locp, item *snap, item *d)
 {
     size_t ntotal = ITEM_ntotal(snap);
@@ -105,8 +109,12 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     if (active_policy->n_unlinked != NULL) {
         active_policy->n_unlinked(id, off);
     }
-    nitem_unseal(off);
-    slabs_tier_free(off);
+    if (policy_keeps_n_copy()) {
+        do_ncopy_keep(d, off);
+    } else {
+        nitem_unseal(off);
+        slabs_tier_free(off);
+    }
     heap_meta(snap)->noff = HEAP_NO_OFF;
     if (active_policy->d_entered != NULL) {
         active_policy->d_entered(d);

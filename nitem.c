@@ -121,6 +121,12 @@ void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n)
     nvm_peek_cls(slabs_tier_clsid(off), h, slabs_tier_ptr(off), n);
 }
 
+void nitem_write_time(uint64_t off, rel_time_t time)
+{
+    write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, time),
+                &time, sizeof(time));
+}
+
 void nitem_write_exptime(uint64_t off, rel_time_t exptime)
 {
     write_field(slabs_tier_clsid(off), off + offsetof(nitem_hdr, exptime),

@@ -130,8 +130,10 @@ void nitem_read_header(uint64_t off, nitem_hdr *h, size_t n);
  * written (nvm_peek_cls): only a hint, to be re-read under the lock. */
 void nitem_peek_header(uint64_t off, nitem_hdr *h, size_t n);
 /* Rewrite one header field (touch/gat exptime, meta delete's cas,
- * meta invalidation's stale flag), durably: each is one aligned word,
- * which a crash leaves old or new, never torn. */
+ * meta invalidation's stale flag, the time of a copy demoted again),
+ * durably: each is one aligned word, which a crash leaves old or new,
+ * never torn. */
+void nitem_write_time(uint64_t off, rel_time_t time);
 void nitem_write_exptime(uint64_t off, rel_time_t exptime);
 void nitem_write_cas(uint64_t off, uint64_t cas);
 void nitem_write_lru(uint64_t off, uint8_t lru);

@@ -14,6 +14,10 @@
  * hottest, and an exchange happens only when it promotes a strictly
  * hotter item, so a steady workload stops moving items once D holds its
  * hot set.
+ * A promoted item keeps its N chunk as a copy while its D version is
+ * unchanged (items_ncopy.c), so that the exchanges at the edge of the hot
+ * set, where items of about equal heat trade places, write no value when
+ * they demote an item promoted before.
  * Everything else is hmcached's: placement by the key's zone, the MQ
  * queues in D, demotion of their victims, CLOCK in the N-zone, the
  * counters and their decay.
@@ -71,6 +75,7 @@ static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
 const struct tier_policy_ops policy_hotter = {
     .name = "hotter",
     .demotes = true,
+    .keeps_n_copy = true,
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,

@@ -15,7 +15,7 @@
  *   - placement: whether a new version of a key goes to the N-zone;
  *   - promotion: whether an N item that was just hit should move to D;
  *   - demotion: whether D victims (MQ tails, page moves) move to N or
- *     leave the cache;
+ *     leave the cache, and whether a promoted item keeps its N copy;
  *   - N-zone reclaim: how a full N class frees a chunk (CLOCK, or an LRU);
  *   - hooks on N link/unlink/re-hit and on a D item's second hit, a tick
  *     of background work on the tier thread, and stats lines;
@@ -85,6 +85,12 @@ struct tier_policy_ops {
     const char *name;
     /* D victims move to the N-zone rather than leave the cache */
     bool demotes;
+    /* a promoted item's N chunk stays, sealed, as its copy while the D
+     * item is unchanged, so that demoting it again writes no value
+     * (items_ncopy.c).  Needs the CLOCK's n_reclaim (which drops copies)
+     * and none of d_entered, d_accessed, d_victim: the copy's offset uses
+     * the header bytes HM-HC's ranking does (item.h). */
+    bool keeps_n_copy;
     /* the zone of a new version: true for N.  May take a free D chunk for
      * it (*chunk) when it decides for D. */
     bool (*places_in_nvm)(const struct placement_query *q, item **chunk);

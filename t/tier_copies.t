@@ -1,0 +1,208 @@
+#!/usr/bin/perl
+# tier_copies.t: N copies of promoted items under tier_policy=hotter
+# (doc/tiering.md "N copies"), with a 2 MB D-zone and 8000-byte values:
+#   - a promoted item keeps its N chunk as a copy: n_copies counts them,
+#     the N-zone stays as used as before the promotions;
+#   - a page move demotes the D items of a page onto their copies: no
+#     value is written again (at most one line an item);
+#   - a full N-zone's CLOCK takes copies before it evicts a live item;
+#   - anything that changes a D item drops its copy (incr in place,
+#     touch, meta invalidation, delete, overwrite, append), and neither a
+#     graceful restart nor a crash (kill -9) brings back the value a copy
+#     held once the D item changed; untouched items come back from their
+#     copies with their values and cas.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use POSIX qw(WIFEXITED WEXITSTATUS);
+use Test::More;
+use MemcachedTest;
+
+my $VLEN = 8000;
+my $BASE = '-m 2 -I 64k -t 1';
+my $OPTS = 'tier_promote=sync,tier_policy=hotter,tier_placement=nvm';
+
+sub value_of { my ($i) = @_; return chr(ord('a') + $i % 26) x $VLEN }
+
+# Store keys $prefix$from..$to with value_of($i); returns how many stored.
+sub store_range {
+    my ($s, $prefix, $from, $to) = @_;
+    my $ok = 0;
+    for my $i ($from .. $to) {
+        $ok++ if send_recv($s, "set $prefix$i $i 0 $VLEN\r\n"
+                           . value_of($i) . "\r\n") eq "STORED\r\n";
+    }
+    return $ok;
+}
+
+# Keys whose value is not value_of($i) (a miss counts).
+sub wrong_values {
+    my ($s, $prefix, $from, $to) = @_;
+    my $wrong = 0;
+    for my $i ($from .. $to) {
+        $wrong++ unless send_recv($s, "get $prefix$i\r\n")
+            eq "VALUE $prefix$i $i $VLEN\r\n" . value_of($i) . "\r\nEND\r\n";
+    }
+    return $wrong;
+}
+
+sub read_twice {
+    my ($s, $prefix, $from, $to) = @_;
+    for (1 .. 2) {
+        send_recv($s, "get $prefix$_\r\n") for $from .. $to;
+    }
+}
+
+# The slab class the 8000-byte items live in.
+sub item_class {
+    my ($srv) = @_;
+    my $sl = $srv->stats('slabs');
+    my ($cls) = map { /^(\d+):chunk_size$/ ? $1 : () }
+        grep { /:chunk_size$/ && $sl->{$_} >= $VLEN } sort keys %$sl;
+    return $cls;
+}
+
+# ---- promotions keep copies; a page move demotes onto them ----
+{
+    my $srv = new_memcached("$BASE -o nvm_size=8m,$OPTS");
+    my $s = $srv->sock;
+    is(store_range($s, 'p', 1, 200), 200, 'copies: 200 keys stored in N');
+    my $t0 = $srv->tier_stats;
+    is($t0->{d_items}, 0, 'copies: nothing in D yet');
+    read_twice($s, 'p', 1, 200);
+    my $t1 = $srv->tier_stats;
+    my $promoted = $t1->{promotions} - $t0->{promotions};
+    cmp_ok($promoted, '>=', 127, "copies: two reads promoted $promoted keys");
+    is($t1->{n_copies}, $promoted, 'copies: each promoted key kept a copy');
+    is($t1->{n_zone_used}, $t0->{n_zone_used},
+        'copies: the N-zone keeps their chunks');
+    is($t1->{n_items}, 200 - $promoted, 'copies: n_items counts no copy');
+
+    my $cls = item_class($srv);
+    my $r = send_recv($s, "slabs reassign $cls 0\r\n");
+    is($r, "OK\r\n", "copies: a page of class $cls moves");
+    my $t2;
+    wait_until(10, sub {
+        $t2 = $srv->tier_stats;
+        ($srv->stats->{slabs_moved} // 0) >= 1;
+    });
+    is($srv->stats->{slabs_moved}, 1, 'copies: the page moved');
+    my $moved = $t2->{demotions} - $t1->{demotions};
+    my $onto = $t2->{copy_demotions} - $t1->{copy_demotions};
+    cmp_ok($moved, '>', 0, "copies: the move demoted $moved items");
+    is($onto, $moved, 'copies: each onto its copy');
+    my $lines = $t2->{nvm_lines_written} - $t1->{nvm_lines_written};
+    cmp_ok($lines, '<=', $moved,
+        "copies: $lines lines written for them (a value is 126)");
+    is($t2->{n_copies}, $promoted - $moved, 'copies: those copies are items');
+    is(wrong_values($s, 'p', 1, 200), 0, 'copies: every value exact');
+    $srv->stop;
+}
+
+# ---- a full N-zone's CLOCK takes copies first ----
+{
+    my $srv = new_memcached("$BASE -o nvm_size=8m,$OPTS");
+    my $s = $srv->sock;
+    is(store_range($s, 'q', 1, 800), 800, 'clock: 800 keys stored in N');
+    read_twice($s, 'q', 1, 200);
+    my $t1 = $srv->tier_stats;
+    is($t1->{n_copies}, 200, 'clock: 200 keys promoted, each with a copy');
+    is($t1->{n_evictions}, 0, 'clock: nothing evicted yet');
+    is(store_range($s, 'q', 801, 950), 150, 'clock: 150 more keys stored');
+    my $t2 = $srv->tier_stats;
+    my $taken = $t2->{copies_reclaimed} - $t1->{copies_reclaimed};
+    cmp_ok($taken, '>', 0, "clock: the CLOCK took $taken copies");
+    is($t2->{n_evictions}, 0, 'clock: and evicted no live item');
+    is($t2->{n_copies}, 200 - $taken, 'clock: the other copies stay');
+    is(wrong_values($s, 'q', 1, 950), 0, 'clock: every value exact');
+    $srv->stop;
+}
+
+# ---- changes drop copies; restarts never bring a dropped one back ----
+my @CHANGES = (
+    [incr => sub { "incr $_[0] 3\r\n" }, "11\r\n"],
+    [touch => sub { "touch $_[0] 5000\r\n" }, "TOUCHED\r\n"],
+    [invalidate => sub { "md $_[0] I\r\n" }, "HD\r\n"],
+    [delete => sub { "delete $_[0]\r\n" }, "DELETED\r\n"],
+    [set => sub { "set $_[0] 7 0 $VLEN\r\n" . ('s' x $VLEN) . "\r\n" },
+        "STORED\r\n"],
+    [append => sub { "append $_[0] 0 0 3\r\nabc\r\n" }, "STORED\r\n"],
+);
+my $COUNTER = '8' . (' ' x ($VLEN - 1));
+
+for my $stop ('shutdown graceful', 'kill -9') {
+    my $file = shm_file();
+    my $o = "nvm_size=8m,nvm_path=$file,no_lru_crawler,$OPTS";
+    my $srv = new_memcached("$BASE -A -o $o");
+    my $s = $srv->sock;
+    my @keys = map { "c$_" } 0 .. $#CHANGES + 2;
+    my $stored = 0;
+    for my $k (@keys) {
+        $stored++ if send_recv($s, "set $k 5 0 $VLEN\r\n$COUNTER\r\n")
+            eq "STORED\r\n";
+    }
+    is($stored, scalar @keys, "$stop: keys stored in N");
+    for (1 .. 2) {
+        send_recv($s, "get $_\r\n") for @keys;
+    }
+    my $t1 = $srv->tier_stats;
+    is($t1->{n_copies}, scalar @keys, "$stop: each promoted with a copy");
+    my %cas;
+    for my $k (@keys) {
+        ($cas{$k}) = send_recv($s, "gets $k\r\n") =~ /^VALUE \S+ \d+ \d+ (\d+)/;
+    }
+    for my $i (0 .. $#CHANGES) {
+        my ($name, $cmd, $want) = @{ $CHANGES[$i] };
+        is(send_recv($s, $cmd->("c$i")), $want, "$stop: $name c$i");
+    }
+    is($srv->tier_stats->{n_copies}, 2,
+        "$stop: every change dropped its key's copy");
+    my %after = map { $_ => send_recv($s, "gets $_\r\n") } @keys;
+    if ($stop eq 'kill -9') {
+        $srv->stop;
+    }
+    else {
+        print $s "shutdown graceful\r\n";
+        ok($srv->wait_exit(20) && WIFEXITED($srv->exit_status)
+            && WEXITSTATUS($srv->exit_status) == 0, "$stop: clean exit");
+    }
+    $srv = new_memcached("$BASE -A -o $o");
+    $s = $srv->sock;
+    is($srv->tier_stats->{restart_kind}, $stop eq 'kill -9' ? 'crash_recovery' : 'warm',
+        "$stop: restarted from the N-zone");
+    # untouched keys come back from their copies, as they were
+    for my $k (@keys[-2, -1]) {
+        is(send_recv($s, "gets $k\r\n"),
+            "VALUE $k 5 $VLEN $cas{$k}\r\n$COUNTER\r\nEND\r\n",
+            "$stop: $k back with its value and cas");
+    }
+    if ($stop eq 'kill -9') {
+        # the changed keys' D versions died with the process; no copy of
+        # what they held before may stand in for them
+        my @back = grep { send_recv($s, "get $_\r\n") ne "END\r\n" }
+            map { "c$_" } 0 .. $#CHANGES;
+        is("@back", '', "$stop: no changed key came back");
+    }
+    else {
+        for my $i (0 .. $#CHANGES) {
+            my $k = "c$i";
+            my $name = $CHANGES[$i][0];
+            my $now = send_recv($s, "gets $k\r\n");
+            if ($name eq 'invalidate') {
+                # gets hides nothing of a stale item; mg shows the flag
+                like(send_recv($s, "mg $k v\r\n"), qr/^VA $VLEN .*X/,
+                    "$stop: c$i still stale");
+                $now =~ s/ \d+\r\n/\r\n/;
+                $after{$k} =~ s/ \d+\r\n/\r\n/;
+            }
+            is(escape_bytes($now), escape_bytes($after{$k}),
+                "$stop: $name c$i as acknowledged");
+        }
+        my ($ttl) = send_recv($s, "mg c1 t\r\n") =~ /^HD t(\d+)/;
+        cmp_ok($ttl // 0, '>', 4000, "$stop: touch's TTL kept");
+    }
+    $srv->stop;
+}
+
+done_testing();
