@@ -28,7 +28,8 @@
  * reclaims dead items first too), under -M (may_evict false) only dead
  * items are taken, and a chunk no slot names is offered to the engine,
  * which gives it up when it is a promoted item's N copy (items_ncopy.c:
- * dropping one loses nothing, so it goes before any live item).
+ * it has no reference bit, and dropping one loses nothing, so it is
+ * taken as soon as the hand reaches it, even under -M).
  */
 #include "config.h"
 #include "clock_nvm.h"

@@ -174,6 +174,7 @@ item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
 
 bool do_link_d(item *it, uint64_t hv)
 {
+    do_ncopy_clear(it);
     it->it_flags |= ITEM_LINKED;
     if (!assoc_insert(it, hv)) {
         it->it_flags &= ~ITEM_LINKED;
@@ -183,7 +184,6 @@ bool do_link_d(item *it, uint64_t hv)
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
     tier_reassign_note(it->slabs_clsid, -1, it->counter);
-    do_ncopy_clear(it);
     if (active_policy->d_entered != NULL) {
         active_policy->d_entered(it);
     }

@@ -24,8 +24,8 @@
  *     copy before its chunk is freed, so no restart brings back a value
  *     the D item no longer holds;
  *   - the CLOCK, reaching a used chunk that no slot names, asks here
- *     whether it is a copy and takes it before any live item (a copy is
- *     the cheapest chunk there is: dropping it loses nothing);
+ *     whether it is a copy and takes it then, even under -M (a copy has
+ *     no reference bit, and dropping it loses nothing);
  *   - a copy stays sealed: after a crash the restart scan recovers it as
  *     the item (it holds what the D version held); after a graceful stop
  *     the save demotes every D item, copies included, so each key has one
