@@ -9,9 +9,10 @@
  * victim whether or not that victim was colder.  Here an N item moves to
  * D when its counter puts it in a higher MQ queue than the coldest item
  * of its class in D (the lowest queue that holds any), when the class has
- * no D item at all, or while the D-zone has memory no class holds (then
- * nothing is demoted for it): D keeps the items its own counters rank
- * hottest, and an exchange happens only when it promotes a strictly
+ * no D item at all, or while the D-zone has memory no class holds or the
+ * class has free D chunks (a share of a page: one the reassignment moved
+ * in; then nothing is demoted for it): D keeps the items its own counters
+ * rank hottest, and an exchange happens only when it promotes a strictly
  * hotter item, so a steady workload stops moving items once D holds its
  * hot set.
  * A promoted item keeps its N chunk as a copy while its D version is
@@ -24,14 +25,16 @@
  *
  * Locks: wants_promotion runs under the item lock of the N item; it
  * reads the class's queue counts under the MQ class lock (items_mq.h:
- * item lock, then class lock) and d_zone_has_room, an atomic the tier
- * thread's tick writes under no lock of ours (slabs.c takes its own).
+ * item lock, then class lock) and d_zone_has_room and class_has_room,
+ * atomics the tier thread's tick writes under no lock of ours (slabs.c
+ * takes its own).
  */
 #include "config.h"
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
 #include "items_mq.h"
+#include "slab_class.h"
 #include "slabs.h"
 
 #include <stdatomic.h>
@@ -41,13 +44,20 @@
 
 /* Whether the D-zone still has memory no class holds (slabs.c's rule for
  * a new page: the global pool has a page, or what the zone allocated,
- * plus one page, is within -m), so that a promotion demotes nothing.  A
- * class's free chunks do not count: they come and go with every demotion,
- * and counting them made this policy promote nearly every item read twice
- * in a steady workload (three times the exchanges).  Set by the tier
- * thread's tick, read on the request path without a lock (a stale answer
- * costs one exchange, or one promotion put off). */
+ * plus one page, is within -m), so that a promotion demotes nothing.  Set
+ * by the tier thread's tick, read on the request path without a lock (a
+ * stale answer costs one exchange, or one promotion put off). */
 static _Atomic bool d_zone_has_room;
+
+/* Whether a class has free D chunks, at least a page's chunks over
+ * ROOM_PAGE_SHARE: a page the reassignment moved in, or room deletes left.
+ * A promotion into one demotes nothing.  The one or two chunks a store
+ * leaves free when its old version goes do not count: they are taken by
+ * the next store, and counting them made this policy promote nearly every
+ * item read twice in a steady workload (three times the exchanges).
+ * Noted by the same tick. */
+#define ROOM_PAGE_SHARE 8
+static _Atomic bool class_has_room[MAX_NUMBER_OF_SLAB_CLASSES];
 
 static unsigned int note_d_room(void)
 {
@@ -57,6 +67,15 @@ static unsigned int note_d_room(void)
     bool room = t.global_pool_pages > 0
         || t.total_malloced + (t.global_pool_pages + 1) * page <= t.mem_limit;
     atomic_store_explicit(&d_zone_has_room, room, memory_order_relaxed);
+    unsigned int largest = slabs_largest_clsid();
+    for (unsigned int id = 1; id <= largest; id++) {
+        unsigned int free_chunks = slabs_class_free_chunks(id,
+                                                           SLAB_ZONE_DRAM);
+        bool has = free_chunks > 0
+            && free_chunks >= slabs_chunks_per_page(id) / ROOM_PAGE_SHARE;
+        atomic_store_explicit(&class_has_room[id], has,
+                              memory_order_relaxed);
+    }
     return 0;
 }
 
@@ -65,7 +84,9 @@ static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
     if (counter < HOTTER_MIN_COUNTER) {
         return false;
     }
-    if (atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)) {
+    if (atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
+            || atomic_load_explicit(&class_has_room[clsid],
+                                    memory_order_relaxed)) {
         return true;
     }
     unsigned int coldest = mq_lowest_level(clsid);

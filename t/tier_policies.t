@@ -12,7 +12,9 @@
 #              (within the request when D has a free chunk, else through
 #              the tier thread's queue)
 #   hotter   - an N key is promoted when its counter outranks D's coldest
-#              items, and a steady workload moves nothing afterwards
+#              items, when D has memory no class holds, or when its class
+#              has free D chunks (a good share of a page); a steady
+#              workload moves nothing afterwards
 #   hmcached - an N key read fewer times than tier_threshold stays in N;
 #              it is promoted (or queued) by the read where its counter
 #              crosses the threshold, within that request under
@@ -25,6 +27,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
+use Time::HiRes qw(sleep);
 
 srand($ENV{TIER_SEED} // 11);
 
@@ -278,6 +281,46 @@ sub hits {
         'hotter, D with room: nothing demoted');
     mem_get_is({ sock => $s, flags => 17 }, 'p17', $v->{p17},
         'hotter, D with room: value exact in D');
+    $srv->stop;
+}
+
+# hotter once a class has free D chunks (here: deletes free most of a
+# page; in service, a page the reassignment moved in): an N key read once
+# is promoted into them though D's coldest items are hotter, and nothing
+# is demoted for it; with the class full, the same read promotes nothing.
+{
+    my $srv = new_memcached("$BASE,tier_policy=hotter");
+    my ($s, $v) = fill($srv, 600);
+    my $t0 = $srv->tier_stats;
+    my $nd = $t0->{d_items};
+    cmp_ok($nd, '>=', 200, "hotter, class room: $nd keys in D");
+    for (1 .. 8) {
+        send_recv($s, "get p$_\r\n") for 1 .. $nd;
+    }
+    my $t1 = $srv->tier_stats;
+    is($t1->{n_hits} - $t0->{n_hits}, 0, 'hotter, class room: D keys made hot');
+    send_recv($s, "get p$_\r\n") for 561 .. 580;
+    my $t2 = $srv->tier_stats;
+    is($t2->{promotions} - $t1->{promotions}, 0,
+        'hotter, class room: a full class takes no key read once');
+    my $gone = 0;
+    for (1 .. 100) {
+        $gone++ if send_recv($s, "delete p$_\r\n") eq "DELETED\r\n";
+    }
+    is($gone, 100, 'hotter, class room: 100 D keys deleted');
+    sleep 0.3;                  # the tier thread's tick notes the room
+    send_recv($s, "get p$_\r\n") for 581 .. 600;
+    my $t3;
+    wait_until(5, sub {
+        $t3 = $srv->tier_stats;
+        $t3->{promotions} - $t2->{promotions} >= 20;
+    });
+    is($t3->{promotions} - $t2->{promotions}, 20,
+        'hotter, class room: each key read once then promoted');
+    is($t3->{demotions} - $t2->{demotions}, 0,
+        'hotter, class room: nothing demoted for them');
+    mem_get_is({ sock => $s, flags => 590 }, 'p590', $v->{p590},
+        'hotter, class room: value exact in D');
     $srv->stop;
 }
 
