@@ -67,12 +67,12 @@ static unsigned int note_d_room(void)
     bool room = t.global_pool_pages > 0
         || t.total_malloced + (t.global_pool_pages + 1) * page <= t.mem_limit;
     atomic_store_explicit(&d_zone_has_room, room, memory_order_relaxed);
-    unsigned int largest = slabs_largest_clsid();
-    for (unsigned int id = 1; id <= largest; id++) {
-        unsigned int free_chunks = slabs_class_free_chunks(id,
-                                                           SLAB_ZONE_DRAM);
-        bool has = free_chunks > 0
-            && free_chunks >= slabs_chunks_per_page(id) / ROOM_PAGE_SHARE;
+    unsigned int free_chunks[MAX_NUMBER_OF_SLAB_CLASSES];
+    unsigned int classes = slabs_free_chunks_by_class(SLAB_ZONE_DRAM,
+            free_chunks, MAX_NUMBER_OF_SLAB_CLASSES);
+    for (unsigned int id = 0; id < classes; id++) {
+        bool has = free_chunks[id] > 0 && free_chunks[id]
+            >= slabs_chunks_per_page(id) / ROOM_PAGE_SHARE;
         atomic_store_explicit(&class_has_room[id], has,
                               memory_order_relaxed);
     }

@@ -1089,6 +1089,23 @@ unsigned int slabs_class_free_chunks(unsigned int id, enum slab_zone zone)
     return n;
 }
 
+unsigned int slabs_free_chunks_by_class(enum slab_zone zone,
+                                        unsigned int *out, unsigned int n)
+{
+    unsigned int filled = 0;
+    pthread_mutex_lock(&slabs_lock);
+    for (unsigned int id = 0; id < n; id++) {
+        bool known = zone < SLAB_ZONES && id >= POWER_SMALLEST
+            && id <= power_largest;
+        out[id] = known ? slabclass[id].pool[zone].free_count : 0;
+        if (known) {
+            filled = id + 1;
+        }
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return filled;
+}
+
 static void class_stat(ADD_STAT add_stats, void *c, unsigned int id,
                        const char *name, uint64_t value)
 {

@@ -130,5 +130,9 @@ void slabs_get_totals(struct slabs_totals *out);
 unsigned int slabs_class_pages(unsigned int id, enum slab_zone zone);
 /* Free chunks a class holds in a zone. */
 unsigned int slabs_class_free_chunks(unsigned int id, enum slab_zone zone);
+/* The same for classes 0..n-1 under one lock (0 for ids no class has);
+ * returns one past the largest class id. */
+unsigned int slabs_free_chunks_by_class(enum slab_zone zone,
+                                        unsigned int *out, unsigned int n);
 
 #endif
