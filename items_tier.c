@@ -52,7 +52,7 @@ bool policy_demotes(void)
 
 /* Demotion D->N of the MQ victim (its item lock held, pinned): write it to
  * an N chunk, or take its N copy (items_ncopy.c), and point its slot
- * there, carrying its hot metadata.  The DRAM copy leaves the index;
+ * there, carrying its hot metadata.  The D item leaves the index;
  * readers holding it finish with it and the victim's pin keeps it until
  * the caller drops that. */
 bool demote(item *victim, uint64_t hv, bool may_evict)
