@@ -173,13 +173,16 @@ static void collect_usage(const char *key, uint16_t klen, const char *val,
     uint64_t value = strtoull(number, NULL, 10);
     if (strcmp(field + 2, "used_chunks") == 0) {
         u->used[id][zone] = value;
-    } else if (strcmp(field + 2, "items") == 0) {
-        u->items[id][zone] = value;
+    } else if (strcmp(field + 2, "items") == 0
+            || strcmp(field + 2, "copies") == 0) {
+        /* an N copy of a D item holds its chunk as an item does */
+        u->items[id][zone] += value;
     }
 }
 
-/* Every chunk in use holds a stored item once no connection is open: a
- * chunk more is an item whose reference a request forgot to release. */
+/* Every chunk in use holds a stored item (or an N copy of one) once no
+ * connection is open: a chunk more is an item whose reference a request
+ * forgot to release. */
 static bool references_released(void)
 {
     struct zone_usage u;
