@@ -27,7 +27,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
-use Time::HiRes qw(sleep);
 
 srand($ENV{TIER_SEED} // 11);
 
@@ -308,15 +307,19 @@ sub hits {
         $gone++ if send_recv($s, "delete p$_\r\n") eq "DELETED\r\n";
     }
     is($gone, 100, 'hotter, class room: 100 D keys deleted');
-    sleep 0.3;                  # the tier thread's tick notes the room
-    send_recv($s, "get p$_\r\n") for 581 .. 600;
-    my $t3;
-    wait_until(5, sub {
-        $t3 = $srv->tier_stats;
-        $t3->{promotions} - $t2->{promotions} >= 20;
+    # the tier thread's tick notes the room: a probe key read until then
+    # (its counter stays in the queue below D's coldest)
+    my $probe = 0;
+    wait_until(10, sub {
+        send_recv($s, "get p581\r\n");
+        $probe = $srv->tier_stats->{promotions} - $t2->{promotions};
     });
-    is($t3->{promotions} - $t2->{promotions}, 20,
-        'hotter, class room: each key read once then promoted');
+    is($probe, 1, 'hotter, class room: the probe key promoted');
+    my $t3a = $srv->tier_stats;
+    send_recv($s, "get p$_\r\n") for 582 .. 600;
+    my $t3 = $srv->tier_stats;
+    is($t3->{promotions} - $t3a->{promotions}, 19,
+        'hotter, class room: then each key read once promoted');
     is($t3->{demotions} - $t2->{demotions}, 0,
         'hotter, class room: nothing demoted for them');
     mem_get_is({ sock => $s, flags => 590 }, 'p590', $v->{p590},
