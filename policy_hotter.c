@@ -54,7 +54,7 @@ static _Atomic bool d_zone_has_room;
  * A promotion into one demotes nothing.  The one or two chunks a store
  * leaves free when its old version goes do not count: they are taken by
  * the next store, and counting them made this policy promote nearly every
- * item read twice in a steady workload (three times the exchanges).
+ * item accessed twice in a steady workload (three times the exchanges).
  * Noted by the same tick. */
 #define ROOM_PAGE_SHARE 8
 static _Atomic bool class_has_room[MAX_NUMBER_OF_SLAB_CLASSES];

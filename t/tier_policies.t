@@ -307,18 +307,19 @@ sub hits {
         $gone++ if send_recv($s, "delete p$_\r\n") eq "DELETED\r\n";
     }
     is($gone, 100, 'hotter, class room: 100 D keys deleted');
-    # the tier thread's tick notes the room: a probe key read until then
-    # (its counter stays in the queue below D's coldest)
-    my $probe = 0;
+    # the tier thread's tick notes the room: until it has, probes read
+    # the 20 keys read above in turn, so that no probe's own counter
+    # gets near D's coldest queue (16 accesses) within the wait
+    my ($probe, $turn) = (0, 0);
     wait_until(10, sub {
-        send_recv($s, "get p581\r\n");
+        send_recv($s, 'get p' . (561 + $turn++ % 20) . "\r\n");
         $probe = $srv->tier_stats->{promotions} - $t2->{promotions};
     });
-    is($probe, 1, 'hotter, class room: the probe key promoted');
+    is($probe, 1, 'hotter, class room: a probe key promoted');
     my $t3a = $srv->tier_stats;
-    send_recv($s, "get p$_\r\n") for 582 .. 600;
+    send_recv($s, "get p$_\r\n") for 581 .. 600;
     my $t3 = $srv->tier_stats;
-    is($t3->{promotions} - $t3a->{promotions}, 19,
+    is($t3->{promotions} - $t3a->{promotions}, 20,
         'hotter, class room: then each key read once promoted');
     is($t3->{demotions} - $t2->{demotions}, 0,
         'hotter, class room: nothing demoted for them');
