@@ -7,10 +7,11 @@
  *   - the access-counter arithmetic: saturating bump and the lazy form of
  *     the paper's per-epoch decay (the items and their counters belong to
  *     the storage engine, which calls these under its item lock);
- *   - the decay epoch, advanced by migrate_tick() every
- *     settings.tier.decay_period storage requests (tier_requests.c sums
- *     the workers' stats.tier_requests, which the engine counts: every
- *     storage request, hit or miss);
+ *   - the decay epoch, advanced by migrate_tick() every decay period of
+ *     storage requests (tier_requests.c sums the workers'
+ *     stats.tier_requests, which the engine counts: every storage
+ *     request, hit or miss): settings.tier.decay_period, or with "auto"
+ *     a length sized from the D-zone (auto_decay_period);
  *   - per slab class: the migration threshold (Algorithm 1, hill climbing
  *     on Equation 1's benefit), the period accounting that feeds it, and
  *     promotion counters;
@@ -60,6 +61,7 @@
 #include "item.h"
 #include "settings.h"
 #include "slab_class.h"
+#include "slabs.h"
 #include "stat_counter.h"
 #include "stats.h"
 #include "thread.h"
@@ -103,6 +105,36 @@ uint32_t migrate_decay(uint32_t counter, uint32_t elapsed_epochs)
     }
     uint32_t shift = elapsed_epochs * (elapsed_epochs + 1) / 2;
     return counter >> shift;
+}
+
+/*
+ * tier_decay_period=auto (the default under tier_policy=hotter): an epoch
+ * of DECAY_AUTO_PER_D_CHUNK requests for each item the D-zone can hold
+ * (its pages' chunks as they are now: the tick sizes it again, one slabs
+ * lock, so that it follows the D-zone as it fills and as pages move).
+ *
+ * Why the D-zone's size: what the counters must rank is the edge of the
+ * hot set, the items that compete for D's last chunks.  Under a Zipf-like
+ * popularity of skew near 1 over n keys, the C-th most popular key gets
+ * about 1 / (C * H_n) of the requests, H_n = ln n + 0.58, 12 to 14 for
+ * 10^5 to 10^6 keys.  With C the items D can hold, an epoch of 32 * C
+ * requests gives that key two or three accesses before its counter is
+ * halved; a fixed epoch much shorter than that leaves the edge with
+ * counters of 0 and 1, which rank it by chance, and a fixed epoch much
+ * longer keeps a hot set that has moved on ranked high for longer.  Never
+ * shorter than the fixed default, which settings.tier.decay_period keeps
+ * under "auto" (a small D-zone keeps that epoch), never longer than
+ * DECAY_AUTO_MAX.  doc/tiering.md "Hotness and migration" gives the
+ * measurements.
+ */
+#define DECAY_AUTO_PER_D_CHUNK 32
+#define DECAY_AUTO_MAX 1000000000
+
+static uint64_t auto_decay_period(void)
+{
+    uint64_t floor = settings.tier.decay_period;
+    uint64_t len = DECAY_AUTO_PER_D_CHUNK * slabs_zone_chunks(SLAB_ZONE_DRAM);
+    return len < floor ? floor : len > DECAY_AUTO_MAX ? DECAY_AUTO_MAX : len;
 }
 
 /* ---- Algorithm 1 ---- */
@@ -240,6 +272,7 @@ static struct {
 
     _Atomic uint32_t epoch;
     uint64_t epoch_start_requests;          /* tier thread */
+    _Atomic uint64_t decay_period;          /* tier thread writes */
 
     struct class_state cls[MAX_NUMBER_OF_SLAB_CLASSES];
 
@@ -344,6 +377,7 @@ void migrate_init(unsigned int nclasses)
     }
     atomic_store(&mig.epoch, 0);
     mig.epoch_start_requests = tier_requests_total();
+    atomic_store(&mig.decay_period, settings.tier.decay_period);
     queue_init();
     atomic_store(&mig.decay_epochs, 0);
     atomic_store(&mig.promotions, 0);
@@ -540,7 +574,7 @@ void migrate_set_engine(const struct migrate_engine *engine)
     pthread_mutex_unlock(&mig.tick_lock);
 }
 
-/* One epoch per tier_decay_period requests; when the tier thread fell
+/* One epoch per decay period (tier_decay_period); when the tier thread fell
  * behind, each missed epoch is still walked, so an item stamp is never
  * more than one epoch behind the walker's view.  The promotion queue is
  * drained after every walk: a key queued while the thread was catching up
@@ -549,7 +583,9 @@ void migrate_set_engine(const struct migrate_engine *engine)
 static unsigned int advance_epochs(void)
 {
     unsigned int promoted = 0;
-    uint64_t period = settings.tier.decay_period;
+    uint64_t period = settings.tier.decay_period_auto
+        ? auto_decay_period() : settings.tier.decay_period;
+    atomic_store_explicit(&mig.decay_period, period, memory_order_relaxed);
     if (period == 0) {
         return 0;
     }
@@ -647,6 +683,7 @@ unsigned int migrate_tick(void)
 void migrate_get_stats(struct migrate_stats *out)
 {
     out->decay_epochs = atomic_load(&mig.decay_epochs);
+    out->decay_period = atomic_load(&mig.decay_period);
     out->promotions = atomic_load(&mig.promotions);
     out->promotions_queued = atomic_load(&mig.promotions_queued);
     out->promotions_dropped = atomic_load(&mig.promotions_dropped);

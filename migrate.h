@@ -75,6 +75,7 @@ unsigned int migrate_tick(void);
 
 struct migrate_stats {
     uint64_t decay_epochs;
+    uint64_t decay_period;           /* requests, the epoch under way */
     uint64_t promotions;
     uint64_t promotions_queued;
     uint64_t promotions_dropped;     /* queue full */

@@ -97,6 +97,7 @@ const struct tier_policy_ops policy_hotter = {
     .name = "hotter",
     .demotes = true,
     .keeps_n_copy = true,
+    .decay_period_auto = true,
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,

@@ -188,7 +188,8 @@ static void usage(void)
 "   - tier_adjust_period=<n> requests to a class between threshold\n"
 "                          adjustments (default: 100000)\n"
 "   - tier_decay_period=<n> requests between counter decay epochs\n"
-"                          (default: 1000000)\n"
+"                          (default: 1000000; auto, the default under\n"
+"                          hotter: 32 per D chunk, at least 1000000)\n"
 "   - tier_mq_queues=<q>   MQ queues per class in the D-zone (default: 8)\n"
 "   - tier_reassign=<r>    DRAM page reassignment across slab classes: dp\n"
 "                          (default), greedy, psa, none\n"
@@ -509,7 +510,11 @@ static bool parse_tier_subopt(const char *name, const char *val)
     } else if (strcmp(name, "tier_adjust_period") == 0) {
         settings.tier.adjust_period = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_decay_period") == 0) {
-        settings.tier.decay_period = tier_u32_at_least_1(name, val);
+        settings.tier.decay_period_given = true;
+        settings.tier.decay_period_auto = is_auto(val);
+        if (!settings.tier.decay_period_auto) {
+            settings.tier.decay_period = tier_u32_at_least_1(name, val);
+        }
     } else if (strcmp(name, "tier_mq_queues") == 0) {
         settings.tier.mq_queues = tier_u32_at_least_1(name, val);
         if (settings.tier.mq_queues > 16) {
@@ -1064,6 +1069,10 @@ static void check_tier_settings(void)
         settings.tier.policy != TIER_POLICY_DRAM) {
         die("tier_policy=%s needs an N-zone: give nvm_size=",
             tier_policy_name(settings.tier.policy));
+    }
+    if (!settings.tier.decay_period_given) {
+        settings.tier.decay_period_auto =
+            tier_policy_decay_period_auto(settings.tier.policy);
     }
     if (settings.tier.threshold_init > (1u << settings.tier.mq_queues)) {
         die("tier_threshold must be at most 2^tier_mq_queues (%u)",

@@ -106,9 +106,11 @@ extern struct settings settings;
 #define SETTING_STORE(field, value) \
     atomic_store_explicit(&settings.field, (value), memory_order_relaxed)
 
-/* A policy's name and the policy of a name (tier_policy.c's registry). */
+/* A policy's name, the policy of a name, and whether its decay epoch is
+ * "auto" when tier_decay_period is not given (tier_policy.c's registry). */
 const char *tier_policy_name(enum tier_policy p);
 bool tier_policy_by_name(const char *name, enum tier_policy *out);
+bool tier_policy_decay_period_auto(enum tier_policy p);
 static inline bool tier_enabled(void)
 {
     return settings.nvm.size > 0 && settings.tier.policy != TIER_POLICY_DRAM;

@@ -1106,6 +1106,21 @@ unsigned int slabs_free_chunks_by_class(enum slab_zone zone,
     return filled;
 }
 
+uint64_t slabs_zone_chunks(enum slab_zone zone)
+{
+    if (zone >= SLAB_ZONES) {
+        return 0;
+    }
+    uint64_t chunks = 0;
+    pthread_mutex_lock(&slabs_lock);
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        chunks += (uint64_t)slabclass[id].pool[zone].npages
+            * slabclass[id].perslab;
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return chunks;
+}
+
 static void class_stat(ADD_STAT add_stats, void *c, unsigned int id,
                        const char *name, uint64_t value)
 {

@@ -134,5 +134,8 @@ unsigned int slabs_class_free_chunks(unsigned int id, enum slab_zone zone);
  * returns one past the largest class id. */
 unsigned int slabs_free_chunks_by_class(enum slab_zone zone,
                                         unsigned int *out, unsigned int n);
+/* Chunks the pages of a zone hold, used or free, over every class: the
+ * items the zone can hold as its pages are split now. */
+uint64_t slabs_zone_chunks(enum slab_zone zone);
 
 #endif

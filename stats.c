@@ -406,7 +406,11 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
                 settings.tier.threshold_init);
     append_stat("tier_adjust_period", add_stats, c, "%u",
                 settings.tier.adjust_period);
-    APPEND_U64("tier_decay_period", settings.tier.decay_period);
+    if (settings.tier.decay_period_auto) {
+        append_stat("tier_decay_period", add_stats, c, "auto");
+    } else {
+        APPEND_U64("tier_decay_period", settings.tier.decay_period);
+    }
     append_stat("tier_mq_queues", add_stats, c, "%u", settings.tier.mq_queues);
     append_stat("tier_reassign", add_stats, c, "%s",
                 tier_reassign_name(settings.tier.reassign));

@@ -14,6 +14,8 @@ void tier_config_init(struct tier_config *tc)
     tc->threshold_init = 4;
     tc->adjust_period = 100000;
     tc->decay_period = 1000000;
+    tc->decay_period_auto = false;
+    tc->decay_period_given = false;
     tc->mq_queues = 8;
     tc->reassign = TIER_REASSIGN_DP;
     tc->reassign_period = 1000000;

@@ -52,7 +52,12 @@ struct tier_config {
     bool promote_async;           /* tier_promote=async */
     uint32_t threshold_init;      /* tier_threshold */
     uint32_t adjust_period;       /* requests to a class per adjustment */
-    uint64_t decay_period;        /* requests per decay epoch */
+    uint64_t decay_period;        /* requests per decay epoch; the least
+                                   * one under "auto" */
+    /* tier_decay_period=auto: migrate.c sizes the epoch from the D-zone;
+     * not given, the policy decides (tier_policy.h decay_period_auto) */
+    bool decay_period_auto;
+    bool decay_period_given;
     uint32_t mq_queues;           /* MQ queues per class (Q) */
     enum tier_reassign reassign;  /* tier_reassign */
     uint64_t reassign_period;     /* requests per reassignment period */

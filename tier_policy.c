@@ -32,6 +32,11 @@ const char *tier_policy_name(enum tier_policy p)
     return tier_policy_of(p)->name;
 }
 
+bool tier_policy_decay_period_auto(enum tier_policy p)
+{
+    return tier_policy_of(p)->decay_period_auto;
+}
+
 bool tier_policy_by_name(const char *name, enum tier_policy *out)
 {
     for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {

@@ -91,6 +91,9 @@ struct tier_policy_ops {
      * and none of d_entered, d_accessed, d_victim: the copy's offset uses
      * the header bytes HM-HC's ranking does (item.h). */
     bool keeps_n_copy;
+    /* the decay epoch when tier_decay_period is not given: sized from the
+     * D-zone (migrate.c, "auto") rather than the fixed default */
+    bool decay_period_auto;
     /* the zone of a new version: true for N.  May take a free D chunk for
      * it (*chunk) when it decides for D. */
     bool (*places_in_nvm)(const struct placement_query *q, item **chunk);

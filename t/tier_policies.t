@@ -14,7 +14,8 @@
 #   hotter   - an N key is promoted when its counter outranks D's coldest
 #              items, when D has memory no class holds, or when its class
 #              has free D chunks (a good share of a page); a steady
-#              workload moves nothing afterwards
+#              workload moves nothing afterwards; its decay epoch is
+#              32 requests per D chunk (tier_decay_period=auto)
 #   hmcached - an N key read fewer times than tier_threshold stays in N;
 #              it is promoted (or queued) by the read where its counter
 #              crosses the threshold, within that request under
@@ -325,6 +326,50 @@ sub hits {
         'hotter, class room: nothing demoted for them');
     mem_get_is({ sock => $s, flags => 590 }, 'p590', $v->{p590},
         'hotter, class room: value exact in D');
+    $srv->stop;
+}
+
+# The decay epoch, tier_decay_period not given: hotter's is auto, 32
+# requests for each chunk the D-zone's pages hold and never under
+# 1,000,000, so it grows as stores fill D pages; hmcached's stays at the
+# fixed 1,000,000 however full D is.
+sub d_zone_chunks {
+    my ($srv) = @_;
+    my $st = $srv->stats('slabs');
+    my $chunks = 0;
+    $chunks += $st->{$_} for grep { /^\d+:total_chunks$/ } keys %$st;
+    return $chunks;
+}
+
+sub fill_small {
+    my ($srv, $n) = @_;
+    my $s = $srv->sock;
+    for my $i (1 .. $n) {
+        print $s sprintf("set small%06d 0 0 10 noreply\r\n0123456789\r\n",
+            $i);
+    }
+    return send_recv($s, "version\r\n") =~ /^VERSION /;
+}
+
+my $DECAY_PER_D_CHUNK = 32;
+for my $case (['hotter', 'auto'], ['hmcached', 1000000]) {
+    my ($policy, $setting) = @$case;
+    my $srv = new_memcached("-m 64 -t 1 -o nvm_size=16m,tier_policy=$policy");
+    is($srv->stats('settings')->{tier_decay_period}, $setting,
+        "decay period, $policy: stats settings says $setting");
+    is($srv->tier_stats->{decay_period_requests}, 1000000,
+        "decay period, $policy: 1,000,000 requests with D empty");
+    ok(fill_small($srv, 40000), "decay period, $policy: 40,000 small sets");
+    my $chunks = d_zone_chunks($srv);
+    cmp_ok($DECAY_PER_D_CHUNK * $chunks, '>', 1000000,
+        "decay period, $policy: D pages hold $chunks chunks");
+    my $want = $setting eq 'auto' ? $DECAY_PER_D_CHUNK * $chunks : $setting;
+    my $got;
+    wait_until(10, sub {
+        $got = $srv->tier_stats->{decay_period_requests};
+        return $got == $want;
+    });
+    is($got, $want, "decay period, $policy: now $want requests");
     $srv->stop;
 }
 

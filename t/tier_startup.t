@@ -275,6 +275,13 @@ starts_ok('all tier knobs',
     { tier_policy => 'tlc', tier_placement => 'nvm', tier_promote => 'sync',
       tier_threshold => 16, tier_adjust_period => 1000,
       tier_decay_period => 5000, tier_mq_queues => 4 },
-    { tier_policy => 'tlc', tier_placement => 'nvm', tier_promote => 'sync' });
+    { tier_policy => 'tlc', tier_placement => 'nvm', tier_promote => 'sync',
+      decay_period_requests => 5000 });
+starts_ok('tier_decay_period=auto under hmcached',
+    '-m 2 -o nvm_size=4m,tier_policy=hmcached,tier_decay_period=auto',
+    { tier_decay_period => 'auto' }, { decay_period_requests => 1000000 });
+starts_ok('tier_decay_period given under hotter',
+    '-m 2 -o nvm_size=4m,tier_policy=hotter,tier_decay_period=5000',
+    { tier_decay_period => 5000 }, { decay_period_requests => 5000 });
 
 done_testing();
