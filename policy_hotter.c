@@ -19,9 +19,11 @@
  * unchanged (items_ncopy.c), so that the exchanges at the edge of the hot
  * set, where items of about equal heat trade places, write no value when
  * they demote an item promoted before.
+ * The decay epoch, unless tier_decay_period is given, is sized from the
+ * D-zone (decay_period_auto; migrate.c says why).
  * Everything else is hmcached's: placement by the key's zone, the MQ
  * queues in D, demotion of their victims, CLOCK in the N-zone, the
- * counters and their decay.
+ * counters and their decay rule.
  *
  * Locks: wants_promotion runs under the item lock of the N item; it
  * reads the class's queue counts under the MQ class lock (items_mq.h:

@@ -36,6 +36,7 @@ OUT/NAME.TAG.json and its own section, "NAME (TAG)", beside NAME's.
 Usage: scripts/experiments [--full] [--only NAME,...] [--out DIR]
 """
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -43,6 +44,7 @@ import math
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -72,9 +74,9 @@ SERVER_THREADS = 2
 TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
-EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "placelong", "fig7",
-               "fig9", "fig10", "calcscale", "fig11", "scaling", "fogcached",
-               "choices")
+EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "placelong", "tputlong",
+               "fig7", "fig9", "fig10", "calcscale", "fig11", "scaling",
+               "fogcached", "choices")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Scale:
     ipr_requests: int
     exp_budget_s: int
     long_windows: int = 6       # placelong: windows after the preload
+    tput_windows: int = 10      # tputlong: windows after the preload
     conns: int = 4
     depth: int = 4
 
@@ -915,6 +918,58 @@ def exp_placement(ctx: Ctx) -> list:
     return [r]
 
 
+def emulated_ns(delta: dict, emulate: str) -> Optional[float]:
+    """The N-zone's emulated latency a window spun: lines read and written
+    times nvm_emulate's nanoseconds per line."""
+    read_ns, write_ns = (int(x) for x in emulate.split(":"))
+    lr, lw = delta.get("nvm_lines_read"), delta.get("nvm_lines_written")
+    if lr is None or lw is None:
+        return None
+    return lr * read_ns + lw * write_ns
+
+
+def process_cpu_s(pid: int) -> Optional[float]:
+    """User + system CPU seconds a process (all its threads) has used."""
+    try:
+        fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1]
+    except OSError:
+        return None
+    utime, stime = (int(x) for x in fields.split()[11:13])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def one_window(srv: "Server", load: Load, jpath: Path, tier: bool) -> dict:
+    """One measured window on a running server, with its tier deltas and
+    the CPU time the server and the load generator used in it."""
+    before = srv.stats("tier") if tier else None
+    server0, client0 = process_cpu_s(srv.proc.pid), children_cpu_s()
+    j = tcload(["-s", "127.0.0.1:%d" % srv.port] + load.common()
+               + ["-n", str(load.requests)], jpath, 240)
+    server1, client1 = process_cpu_s(srv.proc.pid), children_cpu_s()
+    run = [ph for ph in j["phases"] if ph.get("run")]
+    w = run_summary(run[0]["run"]) if run else {}
+    w["tcload"] = j["_argv"]
+    if server0 is not None and server1 is not None and w.get("ops"):
+        w["cpu_us_per_request"] = 1e6 * ((server1 - server0)
+                                         + (client1 - client0)) / w["ops"]
+    if tier:
+        d = tier_delta(before, srv.stats("tier")) or {}
+        w["d_share"] = ratio(d.get("d_hits"), (d.get("d_hits") or 0)
+                             + (d.get("n_hits") or 0))
+        for k in ("nvm_lines_read", "nvm_lines_written", "promotions",
+                  "demotions"):
+            w[k] = d.get(k)
+        spun = emulated_ns(d, PAPER_EMULATE)
+        w["spin_ns_per_request"] = (spun / w["ops"] if spun is not None
+                                    and w.get("ops") else None)
+    return w
+
+
 def window_runs(spec: Spec, load: Load, windows: int, ctx: Ctx) -> dict:
     """One server, one preload, then `windows` runs of the same request
     stream (same seed), each with the `stats tier` deltas it caused."""
@@ -927,19 +982,8 @@ def window_runs(spec: Spec, load: Load, windows: int, ctx: Ctx) -> dict:
             tcload(target + load.common() + ["--preload", "-n", "0"], jpath,
                    240)
             for _ in range(windows):
-                before = srv.stats("tier")
-                j = tcload(target + load.common() + ["-n", str(load.requests)],
-                           jpath, 240)
-                d = tier_delta(before, srv.stats("tier")) or {}
-                run = [ph for ph in j["phases"] if ph.get("run")]
-                w = run_summary(run[0]["run"]) if run else {}
-                w["d_share"] = ratio(d.get("d_hits"), (d.get("d_hits") or 0)
-                                     + (d.get("n_hits") or 0))
-                for k in ("nvm_lines_written", "nvm_lines_read",
-                          "promotions", "demotions"):
-                    w[k] = d.get(k)
-                out["windows"].append(w)
-            out["tcload"] = j["_argv"]
+                out["windows"].append(one_window(srv, load, jpath, True))
+            out["tcload"] = out["windows"][-1]["tcload"]
     except ServerError as e:
         out["error"] = str(e)
     except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError) as e:
@@ -1011,6 +1055,122 @@ def exp_placelong(ctx: Ctx) -> list:
                        "xlabel": "DRAM / dataset",
                        "ylabel": "D-zone share of hits (median of later "
                        "windows)", "series": series})
+    return [r]
+
+
+TPUTLONG_POLICIES = (("hotter (default)", "hotter"), ("HMCached", "hmcached"),
+                     ("HM-TLC", "tlc"))
+
+
+def turns(specs: list, load: Load, windows: int, ctx: Ctx) -> dict:
+    """Every server started and preloaded, then `windows` rounds in which
+    each runs the same stream once, the order rotating round by round."""
+    out: dict = {s.name: [] for s in specs}
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(Server(s, ctx.work)) for s in specs]
+        for srv in servers:
+            jpath = ctx.work / ("tc-%s-pre.json"
+                                % re.sub(r"\W", "_", srv.spec.name))
+            tcload(["-s", "127.0.0.1:%d" % srv.port] + load.common()
+                   + ["--preload", "-n", "0"], jpath, 240)
+        for w in range(windows):
+            for i in range(len(servers)):
+                srv = servers[(i + w) % len(servers)]
+                jpath = ctx.work / ("tc-%s-w%d.json"
+                                    % (re.sub(r"\W", "_", srv.spec.name), w))
+                tier = srv.spec.name != "DRAM-only"
+                out[srv.spec.name].append(one_window(srv, load, jpath, tier))
+    return out
+
+
+def exp_tputlong(ctx: Ctx) -> list:
+    sc = ctx.scale
+    windows = sc.tput_windows
+    r = base_result("tputlong", "Throughput after convergence",
+                    "Not a figure of the paper: fig4's DRAM-only and "
+                    "tiered servers (DRAM 1/4) kept running for %d "
+                    "windows of the same stream after one preload, taking "
+                    "turns window by window, so that the throughput ratio "
+                    "is seen where placement has converged as well as "
+                    "right after the preload." % windows, ctx)
+    if ctx.tier_reason:
+        r["not_available"].append(na("D-zone share: " + ctx.tier_reason))
+        return [r]
+    ds = sc.datasets[0]
+    mb, nvm = dram_mb(ds, 0.25), nvm_mb_for(ds)
+    specs = [plain("DRAM-only", ctx.server, full_mb(ds))]
+    specs += [tiered(n, ctx, mb, nvm, p) for n, p in TPUTLONG_POLICIES]
+    rows, series = [], {}
+    for g in sc.get_ratios:
+        wl = "%s %d%% GET" % (ds, round(100 * g))
+        ctx.log("tputlong: %s, %d windows" % (wl, windows))
+        load = Load(ds, g, sc.requests, sc.conns, sc.depth)
+        try:
+            runs = turns(specs, load, windows, ctx)
+        except ServerError as e:
+            r["notes"].append("%s: %s" % (wl, e))
+            continue
+        except (RuntimeError, subprocess.TimeoutExpired, OSError,
+                KeyError) as e:
+            r["notes"].append("%s: run failed: %s" % (wl, e))
+            continue
+        dram = [w.get("throughput") for w in runs["DRAM-only"]]
+        dram_cpu = median(w.get("cpu_us_per_request")
+                          for w in runs["DRAM-only"][1:])
+        for s in specs:
+            ws = runs[s.name]
+            ratios = [ratio(w.get("throughput"), d)
+                      for w, d in zip(ws, dram)]
+            later = ws[1:]
+            r["configs"]["%s / %s" % (wl, s.name)] = {
+                "server": s.cmdline(), "runs": ws}
+            cpu = median(w.get("cpu_us_per_request") for w in later)
+            spin = median(w.get("spin_ns_per_request") for w in later)
+            ops = median(w.get("throughput") for w in later)
+            rows.append([
+                wl, s.name, fmt(ws[0].get("throughput"), "ops"),
+                fmt(ratios[0]), fmt(ops, "ops"),
+                fmt(ratio(ops, median(dram[1:]))), fmt(median(ratios[1:])),
+                ", ".join(fmt(x) for x in ratios[1:]),
+                fmt(median(w.get("d_share") for w in later)),
+                fmt(cpu), fmt(ratio(dram_cpu, cpu)), fmt(spin, "int"),
+                fmt(ratio(dram_cpu, dram_cpu + spin / 1000)
+                    if spin is not None and dram_cpu else None)])
+            if s.name != "DRAM-only":
+                series.setdefault("%s, %d%% GET" % (s.name, round(100 * g)),
+                                  []).extend([[i + 1, x or 0] for i, x
+                                              in enumerate(ratios)])
+    r["tables"].append({"columns": [
+        "workload", "server", "window 1 ops/s", "window 1 vs DRAM-only",
+        "later windows ops/s (median)", "later: median over DRAM-only's "
+        "median", "later: median of the rounds' ratios",
+        "later windows vs DRAM-only", "D share, later", "CPU us per "
+        "request, later (median)", "CPU: DRAM-only's / this", "NVM ns "
+        "spun per request, later", "CPU if spin were all"],
+        "rows": rows})
+    r["notes"].append("%s, Zipf 0.99, nvm_emulate=%s, DRAM 1/4 (-m %d) and "
+                      "an N-zone of %d MB; a window is %d requests with the "
+                      "same seed; each ratio divides a window's ops/s by "
+                      "DRAM-only's in the same round; one run" % (
+                          ds, PAPER_EMULATE, mb, nvm, sc.requests))
+    r["bound"] = ("goal (issue 13): tiered >= 0.95 of DRAM-only.  CPU "
+                  "us per request: the server's user + system time "
+                  "(/proc/PID/stat, all threads) and the load generator's "
+                  "(getrusage of the tcload child) over a window, divided "
+                  "by its requests: on a machine where both share every "
+                  "CPU, throughput follows it, and it is far steadier "
+                  "than ops/s; DRAM-only's over this config's is the "
+                  "throughput ratio it predicts.  The emulation spins "
+                  "nvm_emulate's ns for each N-zone line read or written "
+                  "(`stats tier` nvm_lines_read, nvm_lines_written); 'CPU "
+                  "if spin were all' is DRAM-only's CPU per request over "
+                  "itself plus that spin: the ratio the emulated latency "
+                  "alone leaves")
+    r["plots"].append({"file": "tputlong.png", "kind": "line",
+                       "title": "Tiered ops/s over DRAM-only's, window by "
+                       "window", "xlabel": "window (1: right after the "
+                       "preload)", "ylabel": "ops/s / DRAM-only's",
+                       "hline": 0.95, "series": series})
     return [r]
 
 
@@ -1868,6 +2028,7 @@ def regenerate_doc(ctx: Ctx, meta: dict) -> None:
 
 RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
            ("placement", exp_placement), ("placelong", exp_placelong),
+           ("tputlong", exp_tputlong),
            ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
