@@ -764,7 +764,9 @@ def exp_policies(ctx: Ctx) -> list:
     return [r4, r5]
 
 
-FIG6_POLICIES = (("hotter (default)", "hotter"), ("HMCached", "hmcached"))
+FIG6_POLICIES = (("hotter (default)", "hotter"), ("HMCached", "hmcached"),
+                 ("HM-TLC", "tlc"), ("HM-HC", "hmhc"), ("duallru", "duallru"),
+                 ("HM-UNI", "uni"))
 
 
 def exp_fig6(ctx: Ctx) -> list:
