@@ -132,9 +132,9 @@ uint32_t migrate_decay(uint32_t counter, uint32_t elapsed_epochs)
 
 static uint64_t auto_decay_period(void)
 {
-    uint64_t floor = settings.tier.decay_period;
+    uint64_t least = settings.tier.decay_period;
     uint64_t len = DECAY_AUTO_PER_D_CHUNK * slabs_zone_chunks(SLAB_ZONE_DRAM);
-    return len < floor ? floor : len > DECAY_AUTO_MAX ? DECAY_AUTO_MAX : len;
+    return len < least ? least : len > DECAY_AUTO_MAX ? DECAY_AUTO_MAX : len;
 }
 
 /* ---- Algorithm 1 ---- */
