@@ -1139,9 +1139,12 @@ def exp_tputlong(ctx: Ctx) -> list:
                 fmt(ratio(dram_cpu, dram_cpu + spin / 1000)
                     if spin is not None and dram_cpu else None)])
             if s.name != "DRAM-only":
+                cpu_ratios = [ratio(d.get("cpu_us_per_request"),
+                                    w.get("cpu_us_per_request"))
+                              for w, d in zip(ws, runs["DRAM-only"])]
                 series.setdefault("%s, %d%% GET" % (s.name, round(100 * g)),
                                   []).extend([[i + 1, x or 0] for i, x
-                                              in enumerate(ratios)])
+                                              in enumerate(cpu_ratios)])
     r["tables"].append({"columns": [
         "workload", "server", "window 1 ops/s", "window 1 vs DRAM-only",
         "later windows ops/s (median)", "later: median over DRAM-only's "
@@ -1169,9 +1172,10 @@ def exp_tputlong(ctx: Ctx) -> list:
                   "itself plus that spin: the ratio the emulated latency "
                   "alone leaves")
     r["plots"].append({"file": "tputlong.png", "kind": "line",
-                       "title": "Tiered ops/s over DRAM-only's, window by "
-                       "window", "xlabel": "window (1: right after the "
-                       "preload)", "ylabel": "ops/s / DRAM-only's",
+                       "title": "DRAM-only's CPU per request over each "
+                       "tiered server's, window by window",
+                       "xlabel": "window (1: right after the preload)",
+                       "ylabel": "CPU ratio",
                        "hline": 0.95, "series": series})
     return [r]
 
