@@ -287,10 +287,12 @@ static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
     bool linked;
     if (tgt->noff != HEAP_NO_OFF) {
         linked = do_link_n(it, hv, tgt->noff);
-    } else if (tgt->d == it) {
-        linked = do_link_d(it, hv);
     } else {
-        linked = do_link_copy(it, hv, tgt->d);
+        linked = tgt->d == it ? do_link_d(it, hv)
+                              : do_link_copy(it, hv, tgt->d);
+        if (linked) {
+            do_ncopy_store(tgt->d, hv);
+        }
     }
     if (!linked) {
         release_target(it, tgt);

@@ -57,6 +57,7 @@ struct class_counters {
     counter_t n_copies;          /* N copies of D items (items_ncopy.c) */
     counter_t copy_demotions;    /* of demotions, those that took the copy */
     counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
+    counter_t copies_stored;     /* copies written with a store (D filling) */
 };
 
 extern struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -334,10 +335,12 @@ extern const struct migrate_engine tier_engine;
 extern const struct tier_reassign_engine reassign_engine;
 extern const struct clock_nvm_ops clock_ops;
 
-/* ---- items_ncopy.c: N copies of promoted items ---- */
+/* ---- items_ncopy.c: N copies of D items ---- */
 bool policy_keeps_n_copy(void);
 /* d, just promoted from the N chunk at off, keeps that chunk as its copy */
 void do_ncopy_keep(item *d, uint64_t off);
+/* d, just stored in D, gets a copy written now if the policy asks */
+void do_ncopy_store(item *d, uint64_t hv);
 /* d (entering D another way) has no copy */
 void do_ncopy_clear(item *d);
 /* d's copy, if any, is unsealed and freed */

@@ -1,9 +1,12 @@
 /*
- * items_ncopy.c: N copies of promoted items (doc/tiering.md "hotter",
- * "N copies").
+ * items_ncopy.c: N copies of D items (doc/tiering.md "hotter", "N
+ * copies").
  *
  * Under a policy that keeps copies (tier_policy.h keeps_n_copy), an item
- * promoted to D leaves its N chunk allocated and sealed: the copy.  While
+ * promoted to D leaves its N chunk allocated and sealed: the copy.  A
+ * store into D that the policy asks for (copies_store: while D fills)
+ * writes one too, so that the items a bulk load leaves in D leave it
+ * again for free when hotter ones come.  While
  * the D version is the one promoted (same value, cas, expiry and stale
  * flag; only its access time and counters move) demoting it again needs
  * no chunk and writes no value: the index slot points at the copy once
@@ -12,7 +15,8 @@
  * where items of about equal heat trade places, most demotions are of
  * items promoted before, and each would otherwise rewrite the whole item.
  *
- * Not the paper's: HMCached frees the N chunk of a promoted item.
+ * Not the paper's: HMCached frees the N chunk of a promoted item, and
+ * stores a new item in one zone only.
  *
  * Rules that keep a copy right:
  *   - the D item names its copy (item.h item_n_copy); no index slot does,
@@ -56,6 +60,24 @@ void do_ncopy_keep(item *d, uint64_t off)
 {
     item_set_n_copy(d, off);
     ctr_add(&ccount[d->slabs_clsid].n_copies, 1);
+}
+
+/* d was just stored in D (item lock held): if the policy asks for it, write
+ * it to a free N chunk too and keep that as its copy.  Nothing is evicted
+ * for the chunk. */
+void do_ncopy_store(item *d, uint64_t hv)
+{
+    if (!policy_keeps_n_copy() || active_policy->copies_store == NULL
+            || !active_policy->copies_store(d->slabs_clsid)) {
+        return;
+    }
+    uint64_t off;
+    if (!n_chunk(d->slabs_clsid, false, &off)) {
+        return;
+    }
+    write_to_nvm(d, hv, off);
+    do_ncopy_keep(d, off);
+    ctr_add(&ccount[d->slabs_clsid].copies_stored, 1);
 }
 
 /* Under other policies the copy's bytes are HM-HC's (item.h), hence the

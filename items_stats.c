@@ -289,6 +289,7 @@ void item_stats_reset(void)
         atomic_store(&cc->page_evictions, 0);
         atomic_store(&cc->copy_demotions, 0);
         atomic_store(&cc->copies_reclaimed, 0);
+        atomic_store(&cc->copies_stored, 0);
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
@@ -331,7 +332,7 @@ struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
              d_evictions, n_evictions, n_fallbacks, d_hits, n_hits,
              page_demotions, page_evictions, inflight_refused, n_copies,
-             copy_demotions, copies_reclaimed;
+             copy_demotions, copies_reclaimed, copies_stored;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -354,6 +355,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->n_copies += ctr_get(&cc->n_copies);
         tot->copy_demotions += ctr_get(&cc->copy_demotions);
         tot->copies_reclaimed += ctr_get(&cc->copies_reclaimed);
+        tot->copies_stored += ctr_get(&cc->copies_stored);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
     }
@@ -408,6 +410,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("n_copies", tot.n_copies);
     STAT_U64("copy_demotions", tot.copy_demotions);
     STAT_U64("copies_reclaimed", tot.copies_reclaimed);
+    STAT_U64("copies_stored", tot.copies_stored);
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
     STAT_U64("n_fallbacks", tot.n_fallbacks);

@@ -18,7 +18,10 @@
  * A promoted item keeps its N chunk as a copy while its D version is
  * unchanged (items_ncopy.c), so that the exchanges at the edge of the hot
  * set, where items of about equal heat trade places, write no value when
- * they demote an item promoted before.
+ * they demote an item promoted before.  While D has room (the notes the
+ * promotion rule reads), a store placed in D writes such a copy too, so
+ * that what a bulk load leaves in D is demoted for free when the hot set
+ * moves in.
  * The decay epoch, unless tier_decay_period is given, is sized from the
  * D-zone (decay_period_auto; migrate.c says why).
  * Everything else is hmcached's: placement by the key's zone, the MQ
@@ -95,11 +98,23 @@ static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
     return coldest == MQ_NO_LEVEL || mq_level_for_counter(counter) > coldest;
 }
 
+/* While the D-zone fills, a store placed in D is written to N too and kept
+ * as its copy: the items a bulk load leaves in D are then demoted for
+ * free when hotter ones displace them (doc/tiering.md "Copies of stores
+ * while D fills"). */
+static bool copy_while_d_fills(unsigned int clsid)
+{
+    return atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
+        || atomic_load_explicit(&class_has_room[clsid],
+                                memory_order_relaxed);
+}
+
 const struct tier_policy_ops policy_hotter = {
     .name = "hotter",
     .demotes = true,
     .keeps_n_copy = true,
     .decay_period_auto = true,
+    .copies_store = copy_while_d_fills,
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,

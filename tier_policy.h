@@ -15,7 +15,8 @@
  *   - placement: whether a new version of a key goes to the N-zone;
  *   - promotion: whether an N item that was just hit should move to D;
  *   - demotion: whether D victims (MQ tails, page moves) move to N or
- *     leave the cache, and whether a promoted item keeps its N copy;
+ *     leave the cache, whether a promoted item keeps its N copy, and
+ *     whether a store into D writes one;
  *   - N-zone reclaim: how a full N class frees a chunk (CLOCK, or an LRU);
  *   - hooks on N link/unlink/re-hit and on a D item's second hit, a tick
  *     of background work on the tier thread, and stats lines;
@@ -94,6 +95,10 @@ struct tier_policy_ops {
     /* the decay epoch when tier_decay_period is not given: sized from the
      * D-zone (migrate.c, "auto") rather than the fixed default */
     bool decay_period_auto;
+    /* should a version just stored in D of class clsid (not promoted)
+     * also be written to the N-zone as its copy?  Only with keeps_n_copy.
+     * NULL: never. */
+    bool (*copies_store)(unsigned int clsid);
     /* the zone of a new version: true for N.  May take a free D chunk for
      * it (*chunk) when it decides for D. */
     bool (*places_in_nvm)(const struct placement_query *q, item **chunk);

@@ -3,7 +3,8 @@
 #   - a graceful stop (SIGUSR1, `shutdown graceful`) with items in both
 #     zones, then a restart: every item with its value, flags, cas and
 #     remaining TTL; expired and deleted ones gone; D items written to N;
-#   - SIGTERM: the N items come back, the D items do not;
+#   - SIGTERM: the N items come back, and D items only through their N
+#     copies (hotter);
 #   - kill -9 in the middle of pipelined writes, repeated: no wrong value,
 #     no deleted key back, no version older than the acknowledged one;
 #   - a changed -f/-I/-n/nvm_size or a foreign file: a cold
@@ -135,25 +136,34 @@ for my $how ('SIGUSR1', 'shutdown graceful') {
     $again->stop;
 }
 
-# ---- SIGTERM: N items are kept, D items are not ----
-{
+# ---- SIGTERM: N items are kept, D items are not, but for N copies ----
+# Under hmcached no D item has a copy in N; under hotter those stored while
+# D had room, and promoted ones, keep one, which comes back as the item.
+for my $policy ('hmcached', 'hotter') {
     my $file = shm_file();
-    my $srv = server_on($file);
+    my $srv = server_on($file, "tier_policy=$policy");
     my $s = $srv->sock;
     for my $i (1 .. 400) {
         my $v = "v$i" x 200;
         send_recv($s, "set t$i 0 0 " . length($v) . "\r\n$v\r\n");
     }
     my $t = $srv->tier_stats;
-    is(signal_stop($srv, 'TERM'), 0, 'SIGTERM: exit status 0');
-    unlike($srv->log_text, qr/graceful stop/, 'SIGTERM saves no D item');
-    my $again = server_on($file);
+    cmp_ok($t->{d_items}, '>', 0, "SIGTERM, $policy: items in D");
+    if ($policy eq 'hotter') {
+        cmp_ok($t->{n_copies}, '>', 0,
+            "SIGTERM, $policy: $t->{n_copies} of them with an N copy");
+    }
+    is(signal_stop($srv, 'TERM'), 0, "SIGTERM, $policy: exit status 0");
+    unlike($srv->log_text, qr/graceful stop/,
+        "SIGTERM, $policy: saves no D item");
+    my $again = server_on($file, "tier_policy=$policy");
     my $have = snapshot($again, map { "t$_" } 1 .. 400);
-    is(scalar(keys %$have), $t->{n_items},
-       'SIGTERM: the N items come back, the D items do not');
+    is(scalar(keys %$have), $t->{n_items} + $t->{n_copies},
+       "SIGTERM, $policy: the N items and the N copies come back, "
+       . "no other D item");
     my $bad = grep { $have->{$_}[1] ne ((my $n = $_) =~ s/^t/v/r) x 200 }
         keys %$have;
-    is($bad, 0, 'SIGTERM: their values are right');
+    is($bad, 0, "SIGTERM, $policy: their values are right");
     $again->stop;
 }
 

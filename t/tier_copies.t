@@ -10,7 +10,10 @@
 #     touch, meta invalidation, delete, overwrite, append), and neither a
 #     graceful restart nor a crash (kill -9) brings back the value a copy
 #     held once the D item changed; untouched items come back from their
-#     copies with their values and cas.
+#     copies with their values and cas;
+#   - a store into D while D has room writes a copy of its own
+#     (copies_stored), which a crash brings back as acknowledged;
+#     stores into N, and into D once the D-zone is full, write none.
 use strict;
 use warnings;
 use FindBin;
@@ -99,6 +102,38 @@ sub item_class {
     $srv->stop;
 }
 
+# ---- stores copy while D has room, and only then ----
+{
+    my $srv = new_memcached("$BASE -o nvm_size=8m,tier_promote=sync,"
+                            . "tier_policy=hotter");
+    my $s = $srv->sock;
+    is(store_range($s, 'f', 1, 400), 400, 'fill: 400 keys stored');
+    my $t1 = $srv->tier_stats;
+    cmp_ok($t1->{d_items}, '>=', 100, "fill: $t1->{d_items} went to D");
+    cmp_ok($t1->{n_items}, '>=', 100, "fill: $t1->{n_items} to N");
+    cmp_ok($t1->{copies_stored}, '>=', $t1->{d_items} / 2,
+        "fill: $t1->{copies_stored} D stores wrote a copy");
+    cmp_ok($t1->{copies_stored}, '<=', $t1->{d_items},
+        'fill: no N store did');
+    is($t1->{n_copies}, $t1->{copies_stored}, 'fill: each copy kept');
+    # D is full now (the tick has noted it): new versions of the keys the
+    # fill left in D go to D without a copy
+    sleep 0.2;
+    is(store_range($s, 'f', 1, 20), 20, 'fill: 20 keys stored again');
+    my $t2 = $srv->tier_stats;
+    is($t2->{copies_stored}, $t1->{copies_stored},
+        'fill: no copy written once D is full');
+    # promotions now displace items the fill left in D: onto their copies
+    read_twice($s, 'f', 301, 400);
+    my $t3 = $srv->tier_stats;
+    my $demoted = $t3->{demotions} - $t2->{demotions};
+    my $onto = $t3->{copy_demotions} - $t2->{copy_demotions};
+    cmp_ok($demoted, '>', 0, "fill: promotions demoted $demoted items");
+    cmp_ok($onto, '>=', $demoted / 2, "fill: $onto of them onto copies");
+    is(wrong_values($s, 'f', 1, 400), 0, 'fill: every value exact');
+    $srv->stop;
+}
+
 # ---- a full N-zone's CLOCK takes copies first ----
 {
     my $srv = new_memcached("$BASE -o nvm_size=8m,$OPTS");
@@ -155,7 +190,12 @@ for my $stop ('shutdown graceful', 'kill -9') {
         my ($name, $cmd, $want) = @{ $CHANGES[$i] };
         is(send_recv($s, $cmd->("c$i")), $want, "$stop: $name c$i");
     }
-    is($srv->tier_stats->{n_copies}, 2,
+    # set and append store a new version in D while it has room, which
+    # gets a copy of its own (copies_stored); the others leave none
+    my $t2 = $srv->tier_stats;
+    is($t2->{copies_stored} - $t1->{copies_stored}, 2,
+        "$stop: set and append stored their new versions with a copy");
+    is($t2->{n_copies}, 4,
         "$stop: every change dropped its key's copy");
     my %after = map { $_ => send_recv($s, "gets $_\r\n") } @keys;
     if ($stop eq 'kill -9') {
@@ -178,10 +218,17 @@ for my $stop ('shutdown graceful', 'kill -9') {
     }
     if ($stop eq 'kill -9') {
         # the changed keys' D versions died with the process; no copy of
-        # what they held before may stand in for them
-        my @back = grep { send_recv($s, "get $_\r\n") ne "END\r\n" }
-            map { "c$_" } 0 .. $#CHANGES;
-        is("@back", '', "$stop: no changed key came back");
+        # what they held before may stand in for them.  The new versions
+        # set and append stored with a copy come back as acknowledged.
+        my %fresh = (set => 1, append => 1);
+        my @back = grep { send_recv($s, "get c$_\r\n") ne "END\r\n" }
+            grep { !$fresh{ $CHANGES[$_][0] } } 0 .. $#CHANGES;
+        is("@back", '', "$stop: no changed key came back from an old copy");
+        for my $i (grep { $fresh{ $CHANGES[$_][0] } } 0 .. $#CHANGES) {
+            is(escape_bytes(send_recv($s, "gets c$i\r\n")),
+                escape_bytes($after{"c$i"}),
+                "$stop: $CHANGES[$i][0] c$i back from its new copy");
+        }
     }
     else {
         for my $i (0 .. $#CHANGES) {

@@ -335,9 +335,13 @@ sub hits {
 # fixed 1,000,000 however full D is.
 sub d_zone_chunks {
     my ($srv) = @_;
-    my $st = $srv->stats('slabs');
+    my $slabs = $srv->stats('slabs');
+    my $tier = $srv->stats('tier classes');
     my $chunks = 0;
-    $chunks += $st->{$_} for grep { /^\d+:total_chunks$/ } keys %$st;
+    for my $key (grep { /^\d+:d_pages$/ } keys %$tier) {
+        my ($id) = $key =~ /^(\d+):/;
+        $chunks += $tier->{$key} * $slabs->{"$id:chunks_per_page"};
+    }
     return $chunks;
 }
 
