@@ -287,12 +287,10 @@ static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
     bool linked;
     if (tgt->noff != HEAP_NO_OFF) {
         linked = do_link_n(it, hv, tgt->noff);
+    } else if (tgt->d == it) {
+        linked = do_link_d(it, hv);
     } else {
-        linked = tgt->d == it ? do_link_d(it, hv)
-                              : do_link_copy(it, hv, tgt->d);
-        if (linked) {
-            do_ncopy_store(tgt->d, hv);
-        }
+        linked = do_link_copy(it, hv, tgt->d);
     }
     if (!linked) {
         release_target(it, tgt);
@@ -301,11 +299,20 @@ static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
 }
 
 /* Link a fresh item under its key (item lock held).  Linking is a store,
- * so it counts as an access. */
+ * so it counts as an access.  A new key stored in D may get an N copy
+ * (items_ncopy.c); a new version of an existing key (do_item_replace)
+ * never does: a key stored over once is likely to be stored over again,
+ * and the copy would be written for nothing. */
 static bool do_item_link(item *it, uint64_t hv)
 {
     struct link_target tgt;
-    return do_reserve_target(it, &tgt) && do_link_target(it, hv, &tgt);
+    if (!do_reserve_target(it, &tgt) || !do_link_target(it, hv, &tgt)) {
+        return false;
+    }
+    if (tgt.d != NULL) {
+        do_ncopy_store(tgt.d, hv);
+    }
+    return true;
 }
 
 enum version_zone find_version(item *it, uint64_t hv, bool same_hold,

@@ -57,7 +57,7 @@ struct class_counters {
     counter_t n_copies;          /* N copies of D items (items_ncopy.c) */
     counter_t copy_demotions;    /* of demotions, those that took the copy */
     counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
-    counter_t copies_stored;     /* copies written with a store (D filling) */
+    counter_t copies_stored;     /* copies of new keys stored in D (filling) */
 };
 
 extern struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -339,7 +339,7 @@ extern const struct clock_nvm_ops clock_ops;
 bool policy_keeps_n_copy(void);
 /* d, just promoted from the N chunk at off, keeps that chunk as its copy */
 void do_ncopy_keep(item *d, uint64_t off);
-/* d, just stored in D, gets a copy written now if the policy asks */
+/* d, a new key just stored in D, gets a copy now if the policy asks */
 void do_ncopy_store(item *d, uint64_t hv);
 /* d (entering D another way) has no copy */
 void do_ncopy_clear(item *d);

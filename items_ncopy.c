@@ -4,8 +4,8 @@
  *
  * Under a policy that keeps copies (tier_policy.h keeps_n_copy), an item
  * promoted to D leaves its N chunk allocated and sealed: the copy.  A
- * store into D that the policy asks for (copies_store: while D fills)
- * writes one too, so that the items a bulk load leaves in D leave it
+ * new key stored in D gets one too when the policy asks (copies_store:
+ * while D fills), so that the items a bulk load leaves in D leave it
  * again for free when hotter ones come.  While
  * the D version is the one promoted (same value, cas, expiry and stale
  * flag; only its access time and counters move) demoting it again needs
@@ -62,9 +62,9 @@ void do_ncopy_keep(item *d, uint64_t off)
     ctr_add(&ccount[d->slabs_clsid].n_copies, 1);
 }
 
-/* d was just stored in D (item lock held): if the policy asks for it, write
- * it to a free N chunk too and keep that as its copy.  Nothing is evicted
- * for the chunk. */
+/* d, a new key, was just stored in D (item lock held): if the policy asks
+ * for it, write it to a free N chunk too and keep that as its copy.
+ * Nothing is evicted for the chunk. */
 void do_ncopy_store(item *d, uint64_t hv)
 {
     if (!policy_keeps_n_copy() || active_policy->copies_store == NULL

@@ -19,7 +19,7 @@
  * unchanged (items_ncopy.c), so that the exchanges at the edge of the hot
  * set, where items of about equal heat trade places, write no value when
  * they demote an item promoted before.  While D has room (the notes the
- * promotion rule reads), a store placed in D writes such a copy too, so
+ * promotion rule reads), a new key stored in D gets such a copy too, so
  * that what a bulk load leaves in D is demoted for free when the hot set
  * moves in.
  * The decay epoch, unless tier_decay_period is given, is sized from the

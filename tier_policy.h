@@ -16,7 +16,7 @@
  *   - promotion: whether an N item that was just hit should move to D;
  *   - demotion: whether D victims (MQ tails, page moves) move to N or
  *     leave the cache, whether a promoted item keeps its N copy, and
- *     whether a store into D writes one;
+ *     whether a new key stored in D gets one;
  *   - N-zone reclaim: how a full N class frees a chunk (CLOCK, or an LRU);
  *   - hooks on N link/unlink/re-hit and on a D item's second hit, a tick
  *     of background work on the tier thread, and stats lines;
@@ -95,9 +95,8 @@ struct tier_policy_ops {
     /* the decay epoch when tier_decay_period is not given: sized from the
      * D-zone (migrate.c, "auto") rather than the fixed default */
     bool decay_period_auto;
-    /* should a version just stored in D of class clsid (not promoted)
-     * also be written to the N-zone as its copy?  Only with keeps_n_copy.
-     * NULL: never. */
+    /* should a new key just stored in D, of class clsid, also be written
+     * to the N-zone as its copy?  Only with keeps_n_copy.  NULL: never. */
     bool (*copies_store)(unsigned int clsid);
     /* the zone of a new version: true for N.  May take a free D chunk for
      * it (*chunk) when it decides for D. */
