@@ -56,7 +56,9 @@
  *     tier_placement=nvm), and a new version of a key held in D stays in D;
  *   - when the N-zone cannot take a new value at all (its class has no N
  *     chunk and the zone no page left), it is stored in D, whatever the
- *     policy (counted as n_fallbacks), rather than refused.
+ *     policy (counted as n_fallbacks), rather than refused; and when D
+ *     cannot free a chunk for a version bound there, it goes to N
+ *     (d_fallbacks).
  *
  * What differs between tier policies is asked of active_policy
  * (tier_policy.h), chosen once by storage_init.
@@ -197,6 +199,16 @@ static item *do_item_alloc(const char *key, size_t nkey,
         it_flags = ITEM_HEAP;
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
+        if (it == NULL && tiering) {
+            /* D made no chunk that stayed free for this store (stores of
+             * other threads took each one its victims left, or -M): the
+             * N-zone takes the version, as D takes what N cannot */
+            it = heap_alloc(ntotal);
+            it_flags = ITEM_HEAP;
+            if (it != NULL) {
+                ctr_add(&ccount[id].d_fallbacks, 1);
+            }
+        }
     }
     if (it == NULL) {
         ctr_add(&ccount[id].outofmemory, 1);

@@ -52,6 +52,7 @@ struct class_counters {
     counter_t d_evictions;
     counter_t n_evictions;
     counter_t n_fallbacks;       /* N-bound values the N-zone could not take */
+    counter_t d_fallbacks;       /* D-bound values D could not free room for */
     counter_t page_demotions;    /* of demotions, those of page moves */
     counter_t page_evictions;    /* live items page moves could not demote */
     counter_t n_copies;          /* N copies of D items (items_ncopy.c) */

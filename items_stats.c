@@ -285,6 +285,7 @@ void item_stats_reset(void)
         atomic_store(&cc->d_evictions, 0);
         atomic_store(&cc->n_evictions, 0);
         atomic_store(&cc->n_fallbacks, 0);
+        atomic_store(&cc->d_fallbacks, 0);
         atomic_store(&cc->page_demotions, 0);
         atomic_store(&cc->page_evictions, 0);
         atomic_store(&cc->copy_demotions, 0);
@@ -330,8 +331,9 @@ static void migrate_stats_since_reset(struct migrate_stats *out)
 
 struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
-             d_evictions, n_evictions, n_fallbacks, d_hits, n_hits,
-             page_demotions, page_evictions, inflight_refused, n_copies,
+             d_evictions, n_evictions, n_fallbacks, d_fallbacks, d_hits,
+             n_hits, page_demotions, page_evictions, inflight_refused,
+             n_copies,
              copy_demotions, copies_reclaimed, copies_stored;
 };
 
@@ -352,6 +354,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->page_demotions += ctr_get(&cc->page_demotions);
         tot->page_evictions += ctr_get(&cc->page_evictions);
         tot->n_fallbacks += ctr_get(&cc->n_fallbacks);
+        tot->d_fallbacks += ctr_get(&cc->d_fallbacks);
         tot->n_copies += ctr_get(&cc->n_copies);
         tot->copy_demotions += ctr_get(&cc->copy_demotions);
         tot->copies_reclaimed += ctr_get(&cc->copies_reclaimed);
@@ -414,6 +417,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
+    STAT_U64("d_fallbacks", tot.d_fallbacks);
     STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
     STAT_U64("inflight_refused", tot.inflight_refused);
     if (active_policy->stats != NULL) {

@@ -6,7 +6,8 @@
  * synchronous promotion, CLOCK order (second chance, dead items first),
  * CLOCK decisions and counts made from the header under the item lock
  * when the candidate changes between the sweep's unlocked read and its
- * lock, the tier counters of `stats tier`, and the DRAM-only fallback.
+ * lock, the tier counters of `stats tier`, and the fallbacks: to D when
+ * N cannot take a value, to N when D cannot free a chunk.
  */
 #include "config.h"
 #include "items.h"
@@ -533,6 +534,44 @@ static void test_fallback(void)
     engine_stop();
 }
 
+/* ---- D cannot free a chunk: fallback to N ---- */
+
+static void test_d_fallback(void)
+{
+    engine_start(1 << 20, 16 << 20, TIER_POLICY_HMCACHED);
+    char *val = make_value(900, 3);
+    char key[32];
+    unsigned int n = 0;
+    for (;; n++) {
+        snprintf(key, sizeof(key), "df:%u", n);
+        put(key, val, 0, 0);
+        if (zone_of(key, NULL) == 'N') {
+            break;
+        }
+    }
+    /* every D item of the class held, as replies being written hold
+     * them: the D allocator finds no victim it may take */
+    item **held = calloc(n, sizeof(*held));
+    for (unsigned int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "df:%u", i);
+        held[i] = item_get(key, strlen(key), t, DONT_UPDATE, &lookup);
+    }
+    ok(zone_of("df:5", NULL) == 'D', "df:5 is in D, its class's page full");
+    char *val2 = make_value(900, 4);
+    ok(put("df:5", val2, 0, 0) == STORED, "a new version of df:5 is stored");
+    ok(zone_of("df:5", NULL) == 'N' && value_is("df:5", val2),
+       "in N, with its value");
+    ok(unit_tier_stat("d_fallbacks") == 1 && unit_tier_stat("demotions") == 0,
+       "counted as d_fallbacks; nothing demoted");
+    for (unsigned int i = 0; i < n; i++) {
+        item_remove(held[i]);
+    }
+    free(held);
+    free(val);
+    free(val2);
+    engine_stop();
+}
+
 int main(void)
 {
     t = NULL;
@@ -544,6 +583,7 @@ int main(void)
     test_clock_touch_race();
     test_clock_reuse_race();
     test_fallback();
+    test_d_fallback();
     nvm_zone_close(&nvm_zone);
     return done_testing();
 }
