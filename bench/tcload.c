@@ -53,6 +53,8 @@ static void usage(FILE *f)
 "                           hot-frac hot-ops rate preload set-on-miss ns\n"
 "                           (unset keys take the global options)\n"
 "      --seed N             stream seed (default 1)\n"
+"      --dataset-seed N     fixes each key's value size (default 1): streams\n"
+"                           of different --seed see the same items\n"
 "  -n, --requests N         requests per phase (1e6 accepted)\n"
 "      --duration S         seconds per phase (default 10 when no -n)\n"
 "      --max-duration S     hard cap on the whole run (default 600)\n"
@@ -214,7 +216,8 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
         }
         free(copy);
     }
-    if (dataset_parse(&ph->ds, dataset, cfg->seed, err, sizeof(err)) < 0)
+    if (dataset_parse(&ph->ds, dataset, cfg->dataset_seed, err,
+                      sizeof(err)) < 0)
         die2("%s", err);
     if (!(ph->get_ratio >= 0 && ph->get_ratio <= 1))
         die2("GET ratio must be in [0,1], got %g", ph->get_ratio);
@@ -419,6 +422,7 @@ int main(int argc, char **argv)
     cfg.depth = 0;
     cfg.preload_depth = 64;
     cfg.seed = 1;
+    cfg.dataset_seed = 1;
     cfg.max_duration = 600;
     cfg.idle_timeout = 10;
     cfg.scramble = 1;
@@ -433,7 +437,8 @@ int main(int argc, char **argv)
 
     enum {
         O_DIST = 256, O_THETA, O_NOSCR, O_HOTF, O_HOTO, O_DATASET, O_SOM,
-        O_PRELOAD, O_PHASE, O_SEED, O_DURATION, O_MAXDUR, O_TIMEOUT, O_JSON,
+        O_PRELOAD, O_PHASE, O_SEED, O_DATASET_SEED, O_DURATION, O_MAXDUR,
+        O_TIMEOUT, O_JSON,
         O_TRACE, O_DRY, O_DUMP, O_PDEPTH, O_TLS, O_TLS_CA, O_TLS_CERT,
         O_TLS_KEY
     };
@@ -458,6 +463,7 @@ int main(int argc, char **argv)
         {"preload", no_argument, 0, O_PRELOAD},
         {"phase", required_argument, 0, O_PHASE},
         {"seed", required_argument, 0, O_SEED},
+        {"dataset-seed", required_argument, 0, O_DATASET_SEED},
         {"duration", required_argument, 0, O_DURATION},
         {"max-duration", required_argument, 0, O_MAXDUR},
         {"timeout", required_argument, 0, O_TIMEOUT},
@@ -517,6 +523,9 @@ int main(int argc, char **argv)
         case O_PDEPTH: cfg.preload_depth = (int)count("--preload-depth", optarg); break;
         case O_PHASE: phase_specs[nspecs++] = optarg; break;
         case O_SEED: cfg.seed = count("--seed", optarg); break;
+        case O_DATASET_SEED:
+            cfg.dataset_seed = count("--dataset-seed", optarg);
+            break;
         case O_DURATION: df.duration = num("--duration", optarg); break;
         case O_MAXDUR: cfg.max_duration = num("--max-duration", optarg); break;
         case O_TIMEOUT: cfg.idle_timeout = num("--timeout", optarg); break;

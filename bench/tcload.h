@@ -68,6 +68,7 @@ typedef struct {
     const char *tls_ca, *tls_cert, *tls_key;
     int conns, threads, depth, preload_depth;
     uint64_t seed;
+    uint64_t dataset_seed;    /* fixes each key's value size */
     double max_duration;      /* hard cap on the whole run (s) */
     double idle_timeout;      /* s without progress -> connection dropped */
     const char *json_path, *trace_path;

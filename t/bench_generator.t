@@ -261,6 +261,21 @@ for my $th (0.5, 1.5) {
     ok($o1 eq $o2, 'same seed: byte-identical stream');
     ok($o1 ne $o3, 'different seed: different stream');
     ok($o1 eq $o4, 'stream does not depend on the thread count');
+    # a key's size belongs to the dataset, not to the stream's seed
+    my %size_of;
+    my $differ = 0;
+    for my $o ($o1, $o3) {
+        for (@{records($o)}) {
+            my (undef, $key, $size) = @$_;
+            $differ++ if exists $size_of{$key} && $size_of{$key} != $size;
+            $size_of{$key} = $size;
+        }
+    }
+    is($differ, 0, 'a key has one size under --seed 42 and 43');
+    my (undef, $o5) = tcload(@a, '--seed', 42, '--dataset-seed', 2);
+    my $moved = grep { $size_of{$_->[1]} != $_->[2] } @{records($o5)};
+    cmp_ok($moved, '>', 1000, "--dataset-seed 2 gives $moved requests "
+        . 'other sizes');
     my (undef, $s1) = tcload(@a[0 .. 1], '--seed', 42, '-c', 1, '--dataset', 'Uni-5000-300');
     my (undef, $s2) = tcload(@a[0 .. 1], '--seed', 42, '-c', 2, '--dataset', 'Uni-5000-300');
     my @l1 = split /\n/, $s1;
