@@ -200,9 +200,10 @@ static item *do_item_alloc(const char *key, size_t nkey,
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
         if (it == NULL && tiering) {
-            /* D made no chunk that stayed free for this store (stores of
-             * other threads took each one its victims left, or -M): the
-             * N-zone takes the version, as D takes what N cannot */
+            /* D made no chunk that stayed free for this store (other
+             * threads took each one its victims left, or replies hold
+             * every victim it looked at): the N-zone takes the version,
+             * as D takes what N cannot */
             it = heap_alloc(ntotal);
             it_flags = ITEM_HEAP;
             if (it != NULL) {

@@ -333,8 +333,7 @@ struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
              d_evictions, n_evictions, n_fallbacks, d_fallbacks, d_hits,
              n_hits, page_demotions, page_evictions, inflight_refused,
-             n_copies,
-             copy_demotions, copies_reclaimed, copies_stored;
+             n_copies, copy_demotions, copies_reclaimed, copies_stored;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)

@@ -98,10 +98,9 @@ static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
     return coldest == MQ_NO_LEVEL || mq_level_for_counter(counter) > coldest;
 }
 
-/* While the D-zone fills, a store placed in D is written to N too and kept
- * as its copy: the items a bulk load leaves in D are then demoted for
- * free when hotter ones displace them (doc/tiering.md "Copies of stores
- * while D fills"). */
+/* While the D-zone fills, a new key stored in D is written to N too and
+ * kept as its copy: the items a bulk load leaves in D are then demoted for
+ * free when hotter ones displace them (doc/tiering.md "N copies"). */
 static bool copy_while_d_fills(unsigned int clsid)
 {
     return atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
