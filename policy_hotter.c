@@ -84,28 +84,28 @@ static unsigned int note_d_room(void)
     return 0;
 }
 
+/* D has room for an item of class clsid: a promotion into it demotes
+ * nothing.  While the D-zone fills, a new key stored in D is written to
+ * N too and kept as its copy: the items a bulk load leaves in D are then
+ * demoted for free when hotter ones displace them (doc/tiering.md "N
+ * copies"). */
+static bool d_has_room(unsigned int clsid)
+{
+    return atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
+        || atomic_load_explicit(&class_has_room[clsid],
+                                memory_order_relaxed);
+}
+
 static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
 {
     if (counter < HOTTER_MIN_COUNTER) {
         return false;
     }
-    if (atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
-            || atomic_load_explicit(&class_has_room[clsid],
-                                    memory_order_relaxed)) {
+    if (d_has_room(clsid)) {
         return true;
     }
     unsigned int coldest = mq_lowest_level(clsid);
     return coldest == MQ_NO_LEVEL || mq_level_for_counter(counter) > coldest;
-}
-
-/* While the D-zone fills, a new key stored in D is written to N too and
- * kept as its copy: the items a bulk load leaves in D are then demoted for
- * free when hotter ones displace them (doc/tiering.md "N copies"). */
-static bool copy_while_d_fills(unsigned int clsid)
-{
-    return atomic_load_explicit(&d_zone_has_room, memory_order_relaxed)
-        || atomic_load_explicit(&class_has_room[clsid],
-                                memory_order_relaxed);
 }
 
 const struct tier_policy_ops policy_hotter = {
@@ -113,7 +113,7 @@ const struct tier_policy_ops policy_hotter = {
     .demotes = true,
     .keeps_n_copy = true,
     .decay_period_auto = true,
-    .copies_store = copy_while_d_fills,
+    .copies_store = d_has_room,
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,

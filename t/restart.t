@@ -137,8 +137,9 @@ for my $how ('SIGUSR1', 'shutdown graceful') {
 }
 
 # ---- SIGTERM: N items are kept, D items are not, but for N copies ----
-# Under hmcached no D item has a copy in N; under hotter those stored while
-# D had room, and promoted ones, keep one, which comes back as the item.
+# Under hmcached no D item has a copy in N; under hotter new keys stored
+# while D had room, and promoted items, keep one, which comes back as the
+# item.
 for my $policy ('hmcached', 'hotter') {
     my $file = shm_file();
     my $srv = server_on($file, "tier_policy=$policy");
