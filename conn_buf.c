@@ -4,8 +4,9 @@
  *
  * Owns the read buffer, the reply buffer (copied reply bytes) and the
  * reply-piece array of every connection struct: allocating them, growing
- * them, shrinking them after a large request or reply, charging them to
- * the worker that owns the connection, and building the reply queue.
+ * them, shrinking them after a large request or reply and when their
+ * connection closes, charging them to the worker that owns the
+ * connection, and building the reply queue.
  *
  * The budget.  memcached bounds the memory its workers spend on read
  * buffers and response objects with -o read_buf_mem_limit (megabytes,
@@ -117,6 +118,11 @@ void conn_buf_adopt(conn *c)
 
 void conn_buf_release(conn *c)
 {
+    /* what is left of the input is dead: a struct kept for the next
+     * connection keeps buffers of the first sizes only */
+    c->rbytes = 0;
+    c->rcurr = c->rbuf;
+    conn_buf_shrink(c);
     if (c->buf_charged) {
         charge(c, -(int64_t)c->rsize, -(int64_t)reply_bytes_of(c),
                -(int64_t)c->pieces_size);
