@@ -180,9 +180,12 @@ item *free_d_chunk(const struct placement_query *q)
     return slabs_alloc(q->ntotal, q->clsid);
 }
 
+/* A new item; a staging buffer (bound for the N-zone) is charged to t's
+ * tier_staging_limit, t NULL for the engine's own (not charged). */
 static item *do_item_alloc(const char *key, size_t nkey,
                            client_flags_t flags, rel_time_t exptime,
-                           int nbytes, enum key_zone zone)
+                           int nbytes, enum key_zone zone,
+                           LIBEVENT_THREAD *t)
 {
     if (!item_size_ok(nkey, flags, nbytes)) {
         return NULL;
@@ -195,7 +198,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
     struct placement_query q = { key, nkey, id, ntotal, zone };
     if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
-        it = heap_alloc(ntotal);
+        it = staging_alloc(ntotal, t);
         it_flags = ITEM_HEAP;
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
@@ -204,7 +207,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
              * threads took each one its victims left, or replies hold
              * every victim it looked at): the N-zone takes the version,
              * as D takes what N cannot */
-            it = heap_alloc(ntotal);
+            it = staging_alloc(ntotal, t);
             it_flags = ITEM_HEAP;
             if (it != NULL) {
                 ctr_add(&ccount[id].d_fallbacks, 1);
@@ -234,10 +237,10 @@ static item *do_item_alloc(const char *key, size_t nkey,
 }
 
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes)
+                 rel_time_t exptime, int nbytes, LIBEVENT_THREAD *t)
 {
     return do_item_alloc(key, nkey, flags, exptime, nbytes,
-                         KEY_ZONE_UNKNOWN);
+                         KEY_ZONE_UNKNOWN, t);
 }
 
 /* A new version of old_it's key, allocated with old_it's item lock held:
@@ -247,7 +250,7 @@ static item *alloc_version(const item *old_it, client_flags_t flags,
 {
     enum key_zone zone = is_heap(old_it) ? KEY_ZONE_NOT_D : KEY_ZONE_D;
     return do_item_alloc(ITEM_key(old_it), old_it->nkey, flags, exptime,
-                         nbytes, zone);
+                         nbytes, zone, NULL);
 }
 
 /* Secure the chunk `it` will be linked in (item lock held).  A D item

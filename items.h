@@ -82,10 +82,14 @@ void storage_shutdown(bool graceful);
 /* ---- allocation ----
  * nbytes counts the value plus its trailing "\r\n".
  * item_size_ok says whether such an item could ever be stored (it tells
- * "object too large" from "out of memory" when item_alloc returns NULL). */
+ * "object too large" from "out of memory" when item_alloc returns NULL).
+ * A value bound for the N-zone gets a staging buffer charged to worker
+ * t's tier_staging_limit until it is freed (t NULL: not charged); past
+ * the limit item_alloc returns NULL, counted in t's tier_staging_refused
+ * (doc/tiering.md "Values in flight"). */
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes);
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes);
+                 rel_time_t exptime, int nbytes, LIBEVENT_THREAD *t);
 void item_remove(item *it);         /* drop the caller's reference */
 
 /* ---- lookup ----

@@ -97,8 +97,9 @@ void tier_stats_reset(void);
 
 struct heap_meta {
     uint64_t noff;               /* N offset of its version; HEAP_NO_OFF */
-    /* a snapshot a reply holds: the worker's in-flight gauge it is
-     * charged to (released with it); NULL for the engine's own copies */
+    /* the worker's gauge it is charged to (released with it): in-flight
+     * for a snapshot a reply holds, staging for a staging buffer a client
+     * fills; NULL for the engine's own copies */
     _Atomic uint64_t *inflight;
     uint32_t charged;            /* bytes charged to *inflight */
     uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
@@ -280,6 +281,9 @@ enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
 void heap_free(item *it);
 bool snapshot_is_sole_reader(const item *it);
 item *heap_alloc(size_t ntotal);
+/* a staging buffer charged to t's tier_staging_limit (t NULL: not
+ * charged); NULL when out of memory or refused */
+item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t);
 bool policy_sees_rehit(uint64_t loc);
 bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid);
 bool n_chunk(unsigned int id, bool may_evict, uint64_t *off);

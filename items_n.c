@@ -5,7 +5,8 @@
  *
  * Owns: heap items (DRAM snapshots of N items, full or header-only, and
  * the staging buffers of values bound for the N-zone), the per-worker
- * budget of snapshots that replies hold, the reader count per N item, a
+ * budgets of snapshots that replies hold and of staging buffers, the
+ * reader count per N item, a
  * hit on an N item (expiry, hotness in its location word, the policy's
  * re-hit hook), linking and unlinking N items in the index, writing an
  * item to an N chunk, taking the chunk of the version a store replaces,
@@ -15,7 +16,8 @@
  * Locks: every do_ function and every function here that takes a location
  * word expects the item lock of that item held (items.c's rules); an N
  * chunk is only read or written under it.  The reader counts and the
- * in-flight gauges are relaxed atomics; debugfail's count is an atomic.
+ * in-flight and staging gauges are relaxed atomics; debugfail's count is
+ * an atomic.
  */
 #include "config.h"
 #include "items.h"
@@ -57,7 +59,8 @@ item *heap_alloc(size_t ntotal)
     return (item *)(m + 1);
 }
 
-/* Free a heap item: its reader count and its in-flight charge go with it. */
+/* Free a heap item: its reader count and its charge (in flight, or
+ * staging) go with it. */
 void heap_free(item *it)
 {
     struct heap_meta *m = heap_meta(it);
@@ -70,6 +73,48 @@ void heap_free(item *it)
                                   memory_order_relaxed);
     }
     free(m);
+}
+
+/* Charge the heap item it, of ntotal bytes, to a worker's gauge until it
+ * is freed. */
+static void heap_charge(item *it, _Atomic uint64_t *gauge, size_t ntotal)
+{
+    atomic_fetch_add_explicit(gauge, ntotal, memory_order_relaxed);
+    heap_meta(it)->inflight = gauge;
+    heap_meta(it)->charged = (uint32_t)ntotal;
+}
+
+/* May worker t stage another ntotal bytes?  Its staging buffers, values
+ * bound for the N-zone that clients are sending or that wait to be
+ * written, are past tier_staging_limit (0: none) refused, except on a
+ * worker that holds none, so that a value larger than the limit can still
+ * be stored one at a time (doc/tiering.md "Values in flight"). */
+static bool staging_admits(LIBEVENT_THREAD *t, size_t ntotal)
+{
+    uint64_t held = atomic_load_explicit(&t->tier_staging_bytes,
+                                         memory_order_relaxed);
+    uint64_t limit = settings.tier.staging_limit;
+    if (limit == 0 || held == 0 || held + ntotal <= limit) {
+        return true;
+    }
+    STAT_INCR(t->stats.tier_staging_refused);
+    return false;
+}
+
+/* A staging buffer of ntotal bytes for a value bound for the N-zone,
+ * charged to worker t's staging gauge until freed (t NULL: the engine's
+ * own, made and freed within one store, not charged); NULL when out of
+ * memory or past t's limit. */
+item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t)
+{
+    if (t != NULL && !staging_admits(t, ntotal)) {
+        return NULL;
+    }
+    item *it = heap_alloc(ntotal);
+    if (it != NULL && t != NULL) {
+        heap_charge(it, &t->tier_staging_bytes, ntotal);
+    }
+    return it;
 }
 
 /* Is the snapshot it the only one of its N item alive (no reply holds
@@ -231,9 +276,7 @@ static item *snapshot_alloc(size_t ntotal, _Atomic uint64_t *inflight)
 #endif
     item *it = heap_alloc(ntotal);
     if (it != NULL && inflight != NULL) {
-        atomic_fetch_add_explicit(inflight, ntotal, memory_order_relaxed);
-        heap_meta(it)->inflight = inflight;
-        heap_meta(it)->charged = (uint32_t)ntotal;
+        heap_charge(it, inflight, ntotal);
     }
     return it;
 }

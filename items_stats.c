@@ -333,6 +333,7 @@ struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
              d_evictions, n_evictions, n_fallbacks, d_fallbacks, d_hits,
              n_hits, page_demotions, page_evictions, inflight_refused,
+             staging_refused,
              n_copies, copy_demotions, copies_reclaimed, copies_stored;
 };
 
@@ -340,6 +341,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
 {
     memset(tot, 0, sizeof(*tot));
     tot->inflight_refused = STAT_GET(ts->tier_inflight_refused);
+    tot->staging_refused = STAT_GET(ts->tier_staging_refused);
     for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
         struct class_counters *cc = &ccount[id];
         tot->items += ctr_get(&cc->curr_items);
@@ -419,6 +421,8 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_fallbacks", tot.d_fallbacks);
     STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
     STAT_U64("inflight_refused", tot.inflight_refused);
+    STAT_U64("staging_bytes", threadlocal_tier_staging_bytes());
+    STAT_U64("staging_refused", tot.staging_refused);
     if (active_policy->stats != NULL) {
         active_policy->stats(add_stats, c);
     }

@@ -293,7 +293,8 @@ static void start_value(conn *c, const char *key, uint16_t nkey,
         stats_prefix_record_set(key, nkey);
     }
     if (vlen <= INT_MAX - 2) {
-        it = item_alloc(key, nkey, flags, exptime, (int)vlen + 2);
+        it = item_alloc(key, nkey, flags, exptime, (int)vlen + 2,
+                        c->thread);
     }
     if (it == NULL) {
         refuse_value(c, key, nkey, vlen, cmd == NREAD_SET);
@@ -401,7 +402,7 @@ static void create_counter(conn *c, const char *key, uint64_t initial,
     int len = snprintf(text, sizeof(text), "%" PRIu64, initial);
     uint64_t cas = 0;
     item *it = item_alloc(key, c->bin.keylen, 0, bin_exptime(exptime),
-                          len + 2);
+                          len + 2, c->thread);
 
     if (it == NULL) {
         send_error(c, BIN_ENOMEM, 0);
@@ -597,7 +598,7 @@ static void process_sasl_auth(conn *c, const char *extras)
     }
     if (vlen <= INT_MAX - 2) {
         it = item_alloc(request_key(c, extras), c->bin.keylen, 0, 0,
-                        (int)vlen + 2);
+                        (int)vlen + 2, c->thread);
     }
     if (it == NULL) {
         send_error(c, BIN_ENOMEM, vlen);

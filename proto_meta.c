@@ -304,7 +304,7 @@ static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
 static item *meta_vivify(conn *c, const char *key, size_t nkey,
                          rel_time_t exptime)
 {
-    item *it = item_alloc(key, nkey, 0, exptime, 2);
+    item *it = item_alloc(key, nkey, 0, exptime, 2, c->thread);
 
     if (it == NULL) {
         return NULL;
@@ -576,7 +576,7 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     }
 
     it = item_alloc(key, nkey, of.client_flags, of.new_ttl ? of.exptime : 0,
-                    vlen);
+                    vlen, c->thread);
     if (it == NULL) {
         reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
         return;
@@ -774,7 +774,8 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
             break;
         }
         number[u64_to_text(of.initial, number)] = '\0';
-        it = item_alloc(key, nkey, 0, 0, (int)strlen(number) + 2);
+        it = item_alloc(key, nkey, 0, 0, (int)strlen(number) + 2,
+                        c->thread);
         if (it == NULL) {
             out_errstring(c,
                 "SERVER_ERROR Out of memory allocating new item");

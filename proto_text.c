@@ -236,7 +236,8 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
         stats_prefix_record_set(key, nkey);
     }
 
-    it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen);
+    it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen,
+                    c->thread);
     if (it == NULL) {
         reject_value(c, key, nkey, flags, vlen, comm, false);
         return;

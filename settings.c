@@ -206,6 +206,9 @@ static void usage(void)
 "   - tier_inflight_limit=<size> N-zone values that one worker's replies\n"
 "                          may hold while unwritten (default: 16m; 0: no\n"
 "                          limit); past it N hits answer SERVER_ERROR\n"
+"   - tier_staging_limit=<size> values bound for the N-zone that one\n"
+"                          worker's clients may be sending (default: 8m;\n"
+"                          0: no limit); past it sets answer SERVER_ERROR\n"
 "   TLS, with -Z (see doc/protocol.md \"TLS\"):\n"
 "   - ssl_chain_cert=<file> the server's certificate chain (PEM)\n"
 "   - ssl_key=<file>       its private key, when not in the chain file\n"
@@ -383,7 +386,8 @@ static const char *const tier_only_names[] = {
     "nvm_emulate", "nvm_restart", "tier_placement", "tier_promote",
     "tier_threshold", "tier_adjust_period", "tier_decay_period",
     "tier_reassign", "tier_reassign_period", "tier_reassign_rate",
-    "tier_reassign_weight", "tier_inflight_limit", NULL
+    "tier_reassign_weight", "tier_inflight_limit", "tier_staging_limit",
+    NULL
 };
 #define TIER_ONLY_COUNT \
     (sizeof(tier_only_names) / sizeof(tier_only_names[0]) - 1)
@@ -457,6 +461,21 @@ static uint32_t tier_u32_at_least_1(const char *name, const char *val)
 
 /* The N-zone and policy sub-options (doc/tiering.md); false when `name`
  * is not one of them. */
+/* A per-worker byte limit: a size, or 0 for none. */
+static size_t subopt_limit(const char *name, const char *val,
+                           const char *example)
+{
+    size_t v = 0;
+    if (val != NULL && strcmp(val, "0") == 0) {
+        return 0;
+    }
+    if (val == NULL || !nvm_parse_size(val, &v)) {
+        die("%s must be a size such as %s, or 0 (got %s)", name, example,
+            val ? val : "nothing");
+    }
+    return v;
+}
+
 static bool parse_tier_subopt(const char *name, const char *val)
 {
     struct nvm_config *nc = &settings.nvm;
@@ -559,11 +578,9 @@ static bool parse_tier_subopt(const char *name, const char *val)
                 val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_inflight_limit") == 0) {
-        if (val == NULL
-                || !nvm_parse_size(val, &settings.tier.inflight_limit)) {
-            die("tier_inflight_limit must be a size such as 16m (got %s)",
-                val ? val : "nothing");
-        }
+        settings.tier.inflight_limit = subopt_limit(name, val, "16m");
+    } else if (strcmp(name, "tier_staging_limit") == 0) {
+        settings.tier.staging_limit = subopt_limit(name, val, "8m");
     } else {
         return false;
     }

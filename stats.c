@@ -428,6 +428,7 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     append_stat("tier_reassign_weight", add_stats, c, "%s",
                 settings.tier.reassign_weigh_recent ? "recent" : "counters");
     APPEND_U64("tier_inflight_limit", settings.tier.inflight_limit);
+    APPEND_U64("tier_staging_limit", settings.tier.staging_limit);
     static const char *const restart_names[] = { "yes", "no", "require" };
     append_stat("nvm_restart", add_stats, c, "%s",
                 restart_names[settings.tier.restart]);

@@ -62,6 +62,8 @@ struct thread_stats {
     stat_u64 tier_requests;
     /* N hits refused because the thread's in-flight budget was spent */
     stat_u64 tier_inflight_refused;
+    /* N-bound values refused because its staging budget was spent */
+    stat_u64 tier_staging_refused;
 };
 
 /* ---- global server statistics (memcached.c, under stats_lock) ---- */
@@ -97,6 +99,8 @@ void process_stat_settings(ADD_STAT add_stats, void *c);
 void threadlocal_stats_aggregate(struct thread_stats *out);
 /* Sum of the workers' tier_inflight_bytes gauges. */
 uint64_t threadlocal_tier_inflight_bytes(void);
+/* Sum of the workers' tier_staging_bytes gauges. */
+uint64_t threadlocal_tier_staging_bytes(void);
 void threadlocal_stats_reset(void);
 void stats_reset(void);
 /* per-key-prefix stats (stats detail) */

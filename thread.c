@@ -372,6 +372,16 @@ uint64_t threadlocal_tier_inflight_bytes(void)
     return sum;
 }
 
+uint64_t threadlocal_tier_staging_bytes(void)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < nthreads_running; i++) {
+        sum += atomic_load_explicit(&threads[i].tier_staging_bytes,
+                                    memory_order_relaxed);
+    }
+    return sum;
+}
+
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out)
 {
     for (int i = 0; i < nthreads_running; i++) {

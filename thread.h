@@ -27,6 +27,10 @@ typedef struct libevent_thread {
      * gauge, not a counter (stats reset leaves it), changed with atomic
      * add/sub because a snapshot may be released by another thread */
     _Atomic uint64_t tier_inflight_bytes;
+    /* bytes of staging buffers (values bound for the N-zone, being
+     * received or stored) that this thread's connections hold: a gauge
+     * like tier_inflight_bytes */
+    _Atomic uint64_t tier_staging_bytes;
     struct conn_buf_usage buf_usage; /* its connections' buffers */
     int index;
     struct event *idle_event;     /* idle_timeout's check, or NULL */

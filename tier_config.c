@@ -24,5 +24,6 @@ void tier_config_init(struct tier_config *tc)
     tc->reassign_rate_auto = true;
     tc->reassign_weigh_recent = true;
     tc->inflight_limit = 16 * 1024 * 1024;
+    tc->staging_limit = 8 * 1024 * 1024;
     tc->restart = TIER_RESTART_YES;
 }

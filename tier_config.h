@@ -71,6 +71,8 @@ struct tier_config {
     bool reassign_weigh_recent;
     size_t inflight_limit;        /* bytes of N values in flight to clients
                                    * per worker thread (items_n.c) */
+    size_t staging_limit;         /* bytes of staging buffers (N-bound
+                                   * values) per worker thread (items_n.c) */
     enum tier_restart restart;    /* nvm_restart */
 };
 

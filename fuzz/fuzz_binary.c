@@ -201,14 +201,16 @@ static void check_references(void)
 {
     for (int tries = 0; tries < 4000; tries++) {
         if (references_released()
-                && threadlocal_tier_inflight_bytes() == 0) {
+                && threadlocal_tier_inflight_bytes() == 0
+                && threadlocal_tier_staging_bytes() == 0) {
             return;
         }
         usleep(5000);
     }
     fprintf(stderr, "fuzz_binary: an item reference or N-zone value "
             "outlived its connection (stats tier classes: used chunks "
-            "differ from items, or inflight_bytes is not 0)\n");
+            "differ from items, or inflight_bytes or staging_bytes is "
+            "not 0)\n");
     abort();
 }
 

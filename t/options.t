@@ -97,6 +97,9 @@ refused_ok('-o nvm_size=4k',
      qr/minimum is two slab pages, 2m/, qr/metadata/]);
 refused_ok('-o nvm_size=2047k',
     [qr/^nvm_size: an N-zone of 2096128 bytes/, qr/2m/]);
+refused_ok('-o nvm_size=8m,tier_staging_limit=lots',
+    [line_re('tier_staging_limit must be a size such as 8m, or 0 (got '
+        . 'lots)')]);
 refused_ok('-m 64 -I 2m -o nvm_size=3m',
     [qr/^nvm_size: an N-zone of 3145728 bytes/, qr/two slab pages, 4m/,
      qr/larger of -I and 1m/]);
@@ -119,10 +122,11 @@ warns_ok('-o tier_threshold=8,tier_promote=sync,nvm_emulate=224:924',
     [line_re('WARNING: -o nvm_emulate, tier_promote, tier_threshold: no '
         . 'effect without an N-zone in use (no nvm_size= was given)')]);
 warns_ok('-o tier_reassign=greedy,tier_reassign_period=1000,'
-    . 'tier_inflight_limit=1m,tier_placement=dram_first',
+    . 'tier_inflight_limit=1m,tier_placement=dram_first,'
+    . 'tier_staging_limit=1m',
     [line_re('WARNING: -o tier_placement, tier_reassign, '
-        . 'tier_reassign_period, tier_inflight_limit: no effect without an '
-        . 'N-zone in use (no nvm_size= was given)')]);
+        . 'tier_reassign_period, tier_inflight_limit, tier_staging_limit: no '
+        . 'effect without an N-zone in use (no nvm_size= was given)')]);
 warns_ok('-m 8 -o nvm_size=8m,tier_policy=dram,tier_decay_period=10',
     [line_re('WARNING: -o tier_decay_period: no effect without an N-zone '
         . 'in use (tier_policy=dram leaves it unused)'),

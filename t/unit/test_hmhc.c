@@ -40,7 +40,7 @@ static char *val;
 
 static bool put(const char *key)
 {
-    item *it = item_alloc(key, strlen(key), 0, 0, VLEN + 2);
+    item *it = item_alloc(key, strlen(key), 0, 0, VLEN + 2, NULL);
     if (it == NULL) {
         return false;
     }

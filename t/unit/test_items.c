@@ -31,7 +31,7 @@ static item *store(const char *key, const char *val, enum store_cmd cmd,
                    uint64_t cas_in, enum store_item_type *ret)
 {
     size_t nval = strlen(val);
-    item *it = item_alloc(key, strlen(key), 7, 0, (int)nval + 2);
+    item *it = item_alloc(key, strlen(key), 7, 0, (int)nval + 2, NULL);
     if (it == NULL) {
         *ret = NO_MEMORY;
         return NULL;
@@ -102,7 +102,7 @@ static void test_refs_and_store(void)
        && put("p", "x", NREAD_PREPEND, 0) == NOT_STORED,
        "append/prepend on a miss: NOT_STORED");
 
-    item *orig = item_alloc("ap", 2, 42, realtime(1000), 5);
+    item *orig = item_alloc("ap", 2, 42, realtime(1000), 5, NULL);
     memcpy(ITEM_data(orig), "mid\r\n", 5);
     store_item(orig, NREAD_SET, t, 0, NULL, false);
     item_remove(orig);
@@ -127,7 +127,7 @@ static void test_cas(void)
     ok(put("c", "2", NREAD_CAS, 0) == EXISTS, "cas 0 never matches");
     uint64_t out = 0;
     enum store_item_type ret;
-    item *it = item_alloc("c", 1, 0, 0, 3);
+    item *it = item_alloc("c", 1, 0, 0, 3, NULL);
     memcpy(ITEM_data(it), "2\r\n", 3);
     ret = store_item(it, NREAD_CAS, t, cas, &out, false);
     ok(ret == STORED && out != 0 && out != cas && out == cas_of("c"),
@@ -139,7 +139,7 @@ static void test_cas(void)
        "set carrying a cas (meta C) acts as cas");
 
     uint64_t now_cas = cas_of("c");
-    it = item_alloc("c", 1, 0, 0, 3);
+    it = item_alloc("c", 1, 0, 0, 3, NULL);
     memcpy(ITEM_data(it), "3\r\n", 3);
     ret = store_item(it, NREAD_CAS, t, now_cas - 1, NULL, true);
     item_remove(it);
@@ -195,7 +195,7 @@ static void test_delta(void)
 
 static void test_expiry_and_flush(void)
 {
-    item *it = item_alloc("x", 1, 0, current_time + 2, 3);
+    item *it = item_alloc("x", 1, 0, current_time + 2, 3, NULL);
     memcpy(ITEM_data(it), "1\r\n", 3);
     store_item(it, NREAD_SET, t, 0, NULL, false);
     item_remove(it);
@@ -380,7 +380,7 @@ static void test_crawler(void)
        && lru_crawler_crawl("1,999") == CRAWLER_BADCLASS
        && lru_crawler_crawl("1,") == CRAWLER_BADCLASS, "bad class lists");
 
-    item *it = item_alloc("a b", 3, 0, current_time + 1, 3);
+    item *it = item_alloc("a b", 3, 0, current_time + 1, 3, NULL);
     memcpy(ITEM_data(it), "1\r\n", 3);
     store_item(it, NREAD_SET, t, 0, NULL, false);
     item_remove(it);

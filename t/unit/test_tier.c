@@ -46,7 +46,8 @@ static enum store_item_type put(const char *key, const char *val,
                                 client_flags_t flags, rel_time_t exptime)
 {
     size_t nval = strlen(val);
-    item *it = item_alloc(key, strlen(key), flags, exptime, (int)nval + 2);
+    item *it = item_alloc(key, strlen(key), flags, exptime, (int)nval + 2,
+                          NULL);
     if (it == NULL) {
         return NO_MEMORY;
     }

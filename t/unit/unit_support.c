@@ -84,6 +84,11 @@ uint64_t threadlocal_tier_inflight_bytes(void)
     return 0;
 }
 
+uint64_t threadlocal_tier_staging_bytes(void)
+{
+    return 0;
+}
+
 void append_stat(const char *name, ADD_STAT add_stats, void *c,
                  const char *fmt, ...)
 {
