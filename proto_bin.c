@@ -586,19 +586,32 @@ static void process_sasl_mechs(conn *c)
 }
 
 /* auth and step: the mechanism is the key, the client's data the value,
- * read into an item as a stored value would be. */
+ * read into an item as a stored value would be.  Data longer than Cyrus
+ * may be given is a failed login: its bytes are skipped. */
 static void process_sasl_auth(conn *c, const char *extras)
 {
     uint32_t vlen = value_len(c);
+    const char *mech = request_key(c, extras);
     item *it = NULL;
 
     if (c->bin.keylen > SASL_MECH_NAME_MAX) {
         send_error(c, BIN_EINVAL, vlen);
         return;
     }
+    if (vlen > auth_sasl_token_max(mech, c->bin.keylen)) {
+        struct thread_stats *s = tstats(c);
+        STAT_INCR(s->auth_cmds);
+        STAT_INCR(s->auth_errors);
+        if (settings.verbose > 0) {
+            fprintf(stderr, "SASL response of %u bytes refused\n",
+                    (unsigned)vlen);
+        }
+        send_error(c, BIN_AUTH_ERROR, vlen);
+        return;
+    }
     if (vlen <= INT_MAX - 2) {
-        it = item_alloc(request_key(c, extras), c->bin.keylen, 0, 0,
-                        (int)vlen + 2, c->thread);
+        it = item_alloc(mech, c->bin.keylen, 0, 0, (int)vlen + 2,
+                        c->thread);
     }
     if (it == NULL) {
         send_error(c, BIN_ENOMEM, vlen);

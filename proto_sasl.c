@@ -12,8 +12,9 @@
  *    own password stores, memcached's sasl_pwdb convention.
  *
  * Owns the Cyrus server initialisation, each connection's Cyrus state
- * (made at its first SASL command, gone when it closes) and the password
- * file check.  The SASL opcodes themselves are proto_bin.c's.
+ * (made at its first SASL command, gone when it closes), the password
+ * file check and how long a response Cyrus may be given.  The SASL
+ * opcodes themselves are proto_bin.c's.
  *
  * Locks: none.  Cyrus is initialised on the main thread before the
  * workers exist; afterwards each connection's state is used only by the
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define SASL_APP_NAME "memcached"
@@ -166,6 +168,25 @@ void auth_sasl_init(void)
     if (settings.verbose > 0) {
         fprintf(stderr, "Initialized SASL.\n");
     }
+}
+
+/* libsasl2 (2.1.28) keeps for good, at each failed login, a user name
+ * longer than its 1024-byte canonical-name buffer: about the name's
+ * length per attempt, so a client retrying with 60,000-byte names grows
+ * the server without bound (as it grows memcached).  A response of at
+ * most 1024 bytes cannot hold such a name, and no real one needs more:
+ * PLAIN's is authorization id, user name and password.  The Kerberos
+ * mechanisms carry a ticket, often several KB, whose names Kerberos
+ * checks before Cyrus takes them; they get more room.  Items are bounded
+ * by -I anyway, which is the only limit memcached puts on them. */
+#define SASL_TOKEN_MAX 1024
+#define SASL_TICKET_TOKEN_MAX (64 * 1024)
+
+unsigned auth_sasl_token_max(const char *mech, size_t nmech)
+{
+    bool kerberos = (nmech >= 3 && strncasecmp(mech, "GSS", 3) == 0)
+                    || (nmech >= 4 && strncasecmp(mech, "GS2-", 4) == 0);
+    return kerberos ? SASL_TICKET_TOKEN_MAX : SASL_TOKEN_MAX;
 }
 
 static sasl_conn_t *conn_sasl(conn *c)

@@ -14,6 +14,11 @@
 /* Longest mechanism name a client may ask for, as memcached limits it. */
 #define SASL_MECH_NAME_MAX 32
 
+/* Longest response (the data of one auth or step) that Cyrus is given
+ * for mechanism mech (nmech bytes, not NUL-terminated); a longer one is
+ * refused as a failed login before Cyrus sees it. */
+unsigned auth_sasl_token_max(const char *mech, size_t nmech);
+
 /* Start-up, on the main thread before any worker: Cyrus's server side
  * with memcached's service name and configuration lookup.  Prints why
  * and exits when it cannot start. */

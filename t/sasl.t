@@ -9,6 +9,10 @@
 #  - list mechanisms, auth, auth then step (PLAIN with an empty first
 #    response), wrong password, unknown user, unknown mechanism, step
 #    without auth, mechanism names too long or empty, stats.
+#  - responses longer than 1024 bytes are refused as failed logins before
+#    libsasl2 sees them (it keeps a user name over 1024 bytes for good at
+#    each failed login: 500 with 60,000-byte names grow it by 30 MB);
+#    up to 1024 bytes they authenticate.
 #  - -S forces the binary protocol; -S with -B ascii or UDP, or without
 #    any SASL configuration, does not start.
 #  - pylibmc with username/password over the binary protocol.
@@ -28,7 +32,9 @@ chmod 0755, $dir;
 
 
 write_file($dir, 'memcached.conf', "mech_list: plain\nsasldb_path: $dir/sasldb2\n");
-my $pwdb = write_file($dir, 'pwdb', "alice:secret\nbob:pw:with:colons\r\n");
+# carol's PLAIN response is exactly 1024 bytes, erin's 1025
+my $pwdb = write_file($dir, 'pwdb', "alice:secret\nbob:pw:with:colons\r\n"
+    . 'carol:' . ('p' x 1017) . "\nerin:" . ('q' x 1019) . "\n");
 $ENV{SASL_CONF_PATH} = $dir;
 $ENV{MEMCACHED_SASL_PWDB} = $pwdb;
 
@@ -84,6 +90,10 @@ my @sessions = (
         bin_req('sasl_auth', key => 'P' x 40, value => 'xyz')
         . bin_req('version'),
         ['21/0004 v=Invalid arguments c=0', '0b/0000 v=1.6.18 c=0'], 0],
+    ['user name of 60,000 bytes: refused, its value skipped',
+        bin_req('sasl_auth', key => 'PLAIN', value => plain('u' x 60000, 'pw'))
+        . bin_req('version'),
+        ['21/0020 v=Auth failure. c=0', '0b/0000 v=1.6.18 c=0'], 0],
     ['empty mechanism name', bin_req('sasl_auth', value => 'x'),
         ['21/0004 v=Invalid arguments c=0'], 1],
     ['list with a key', bin_req('sasl_list', key => 'x'),
@@ -123,6 +133,56 @@ for my $s (@sessions) {
     $st = bin_stats($sock, 'settings');
     is($st->{auth_enabled_sasl}, 'yes', 'stats settings: auth_enabled_sasl');
     is($st->{binding_protocol}, 'binary', '-S forces the binary protocol');
+}
+
+# the response length cap: 1024 bytes reach libsasl2, 1025 do not
+{
+    my $sock = $srv->sock;
+    my $r = bin_exchange($sock, bin_req('sasl_auth', key => 'PLAIN',
+        value => plain('carol', 'p' x 1017)), 1);
+    is(bin_desc($r->[0]), '21/0000 v=Authenticated c=0',
+        'a 1024-byte PLAIN response authenticates');
+    $sock = $srv->sock;
+    $r = bin_exchange($sock, bin_req('sasl_auth', key => 'PLAIN',
+        value => plain('erin', 'q' x 1019)) . bin_req('version'), 2);
+    is_deeply([map { bin_desc($_) } @$r],
+        ['21/0020 v=Auth failure. c=0', '0b/0000 v=1.6.18 c=0'],
+        'a 1025-byte one is refused though the password is right');
+    $r = bin_exchange($sock, bin_req('sasl_step', key => 'PLAIN',
+        value => 'x' x 2000) . bin_req('version'), 2);
+    is_deeply([map { bin_desc($_) } @$r],
+        ['22/0020 v=Auth failure. c=0', '0b/0000 v=1.6.18 c=0'],
+        'a step too: refused, its value skipped');
+}
+
+# failed logins with huge user names cost the server nothing lasting
+SKIP: {
+    skip 'sanitizer builds: their allocators change RSS', 3
+        if slowdown() > 1;
+    my $rss = sub {
+        open my $fh, '<', '/proc/' . $srv->pid . '/status' or return 0;
+        while (<$fh>) { return $1 if /^RssAnon:\s+(\d+)/ }
+        return 0;
+    };
+    my $admin = $srv->sock;
+    bin_exchange($admin, bin_req('sasl_auth', key => 'PLAIN',
+        value => plain('alice', 'secret')), 1);
+    my $errors = bin_stats($admin)->{auth_errors};
+    my $before = $rss->();
+    my $sock = $srv->sock;
+    my $frame = bin_req('sasl_auth', key => 'PLAIN',
+        value => plain('u' x 60000, 'pw'));
+    my $failed = 0;
+    for (1 .. 300) {
+        my $r = bin_exchange($sock, $frame, 1);
+        $failed++ if @$r && $r->[0]{status} == 0x20;
+    }
+    my $grown = $rss->() - $before;
+    is($failed, 300, '300 logins with 60,000-byte user names failed');
+    # libsasl2 would keep 60 KB of each: 18 MB
+    cmp_ok($grown, '<', 2048, "anonymous memory grew by $grown kB (< 2 MB)");
+    is(bin_stats($admin)->{auth_errors}, $errors + 300,
+        'auth_errors counts them');
 }
 
 SKIP: {
