@@ -229,10 +229,11 @@ $srv->stop;
 # ---- 6. no limit ----
 {
     my $srv = new_memcached('-m 64 -t 1 -o nvm_size=64m,tier_policy=nvm,'
-        . 'tier_staging_limit=0');
+        . 'tier_staging_limit=0,tier_inflight_limit=0');
     my $ctl = $srv->sock;
-    is(mem_stats($ctl, 'settings')->{tier_staging_limit}, 0,
-        'tier_staging_limit=0 accepted');
+    my $st = mem_stats($ctl, 'settings');
+    is($st->{tier_staging_limit}, 0, 'tier_staging_limit=0 accepted');
+    is($st->{tier_inflight_limit}, 0, 'so is tier_inflight_limit=0');
     my @s = stall($srv, $ctl, 'nolimit', 10);
     ok(wait_until(10, sub {
         $srv->tier_stats->{staging_bytes} >= 10 * $LEN }),
