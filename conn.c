@@ -405,20 +405,12 @@ static void count_bytes_read(conn *c, ssize_t n)
     }
 }
 
-/* Read what fits in the read buffer.  It grows only when it is full on
- * entry: the parser has seen all of it and found no whole request (a long
- * line).  Growing whenever a read fills it would let a client that sends
- * the start of a large value and stops leave every connection with a
- * buffer many times the default. */
 static enum read_result try_read_tcp(conn *c)
 {
     enum read_result result = READ_NO_DATA_RECEIVED;
     rbuf_compact(c);
     for (int rounds = 0; rounds < 4; rounds++) {
         if (c->rbytes >= c->rsize) {
-            if (result == READ_DATA_RECEIVED) {
-                break;      /* let the parser look at it first */
-            }
             if (!conn_buf_grow_read(c)) {
                 return READ_MEMORY_ERROR;
             }
@@ -760,6 +752,7 @@ static bool wait_for_more_input(conn *c)
     if (c->npieces > 0 && transmit_tcp(c) == WRITE_COMPLETE) {
         resp_release(c);
     }
+    conn_buf_shrink_empty_read(c);
     int flags = EV_READ | EV_PERSIST;
     if (c->npieces > 0 || tls_conn_wants_write(c)) {
         flags |= EV_WRITE;

@@ -4,9 +4,9 @@
  *
  * Owns the read buffer, the reply buffer (copied reply bytes) and the
  * reply-piece array of every connection struct: allocating them, growing
- * them, shrinking them after a large request or reply and when their
- * connection closes, charging them to the worker that owns the
- * connection, and building the reply queue.
+ * them, shrinking them after a large request or reply, while a value is
+ * read into its item and when their connection closes, charging them to
+ * the worker that owns the connection, and building the reply queue.
  *
  * The budget.  memcached bounds the memory its workers spend on read
  * buffers and response objects with -o read_buf_mem_limit (megabytes,
@@ -185,6 +185,22 @@ bool conn_buf_grow_read(conn *c)
     charge(c, c->rsize, 0, 0);
     c->rsize *= 2;
     return true;
+}
+
+void conn_buf_shrink_empty_read(conn *c)
+{
+    if (c->rsize <= READ_BUFFER_SIZE || c->rbytes != 0
+            || IS_UDP(c->transport)) {
+        return;
+    }
+    char *nb = malloc(READ_BUFFER_SIZE);
+    if (nb != NULL) {
+        free(c->rbuf);
+        charge(c, (int64_t)READ_BUFFER_SIZE - c->rsize, 0, 0);
+        c->rbuf = nb;
+        c->rcurr = nb;
+        c->rsize = READ_BUFFER_SIZE;
+    }
 }
 
 void conn_buf_shrink_large(conn *c)

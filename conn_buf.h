@@ -68,6 +68,11 @@ static inline void conn_buf_shrink(conn *c)
         conn_buf_shrink_large(c);
     }
 }
+/* A value's bytes go straight into its item, so the read buffer is empty
+ * while the connection waits for them: one that reading ahead grew goes
+ * back to its first size then, so that a client that stops in the middle
+ * of a value holds no more (doc/protocol.md "Connection memory"). */
+void conn_buf_shrink_empty_read(conn *c);
 /* Double the read buffer; false when out of memory or over the worker's
  * share (counted in read_buf_oom). */
 bool conn_buf_grow_read(conn *c);
