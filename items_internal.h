@@ -103,6 +103,9 @@ struct heap_meta {
     _Atomic uint64_t *inflight;
     uint32_t charged;            /* bytes charged to *inflight */
     uint32_t reader;             /* snapshots: n_readers slot + 1; 0 none */
+    /* a staging buffer with a mapping of its own: the mapping's length
+     * (0: from malloc) */
+    size_t mapped;
     /* a snapshot of header and key only, for commands that never read the
      * value (its nbytes still tells the value's length) */
     bool header_only;
@@ -284,6 +287,9 @@ item *heap_alloc(size_t ntotal);
 /* a staging buffer charged to t's tier_staging_limit (t NULL: not
  * charged); NULL when out of memory or refused */
 item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t);
+/* the tier thread, each round: unmap the spare staging mappings once
+ * nothing has used them for a second */
+void staging_spares_tick(void);
 bool policy_sees_rehit(uint64_t loc);
 bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid);
 bool n_chunk(unsigned int id, bool may_evict, uint64_t *off);

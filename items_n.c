@@ -11,13 +11,16 @@
  * re-hit hook), linking and unlinking N items in the index, writing an
  * item to an N chunk, taking the chunk of the version a store replaces,
  * and the engine's side of the CLOCK (clock_nvm.h) and of the crawler for
- * N items.
+ * N items.  Large staging buffers have mappings of their own, kept in a
+ * pool of spares for the next ones while stores use them.
  *
  * Locks: every do_ function and every function here that takes a location
  * word expects the item lock of that item held (items.c's rules); an N
  * chunk is only read or written under it.  The reader counts and the
  * in-flight and staging gauges are relaxed atomics; debugfail's count is
- * an atomic.
+ * an atomic.  spare_lock guards the pool of spare staging mappings; it is
+ * a leaf, held for no more than a list walk (the workers' staging buffers,
+ * the tier thread's release).
  */
 #include "config.h"
 #include "items.h"
@@ -30,8 +33,11 @@
 #include "migrate.h"
 #include "tier_reassign.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Snapshots alive per N item, hashed by offset: the N-zone's analogue of a
  * D item's reference count, read only where memcached's behaviour depends
@@ -45,18 +51,132 @@ static unsigned int reader_slot(uint64_t noff)
     return (unsigned int)((noff >> 3) * 0x9E3779B97F4A7C15ULL >> 52);
 }
 
-item *heap_alloc(size_t ntotal)
+static item *heap_init(struct heap_meta *m, size_t mapped)
 {
-    struct heap_meta *m = malloc(sizeof(*m) + ntotal);
-    if (m == NULL) {
-        return NULL;
-    }
+    m->mapped = mapped;
     m->noff = HEAP_NO_OFF;
     m->reader = 0;
     m->inflight = NULL;
     m->charged = 0;
     m->header_only = false;
     return (item *)(m + 1);
+}
+
+item *heap_alloc(size_t ntotal)
+{
+    struct heap_meta *m = malloc(sizeof(*m) + ntotal);
+    return m == NULL ? NULL : heap_init(m, 0);
+}
+
+/* ---- mapped staging buffers and their spares ----
+ * A staging buffer this large gets a mapping of its own, which goes back
+ * to the system when it is unmapped.  From malloc, a block this large
+ * comes from an arena once glibc has raised its mmap threshold (it does
+ * when it frees its first large mapped block) and, freed, stays resident
+ * there once smaller blocks land after it: 50 then 600 clients that
+ * stalled in 1 MB sets and left kept 42 MB (doc/tiering.md "Values in
+ * flight"). */
+#define STAGING_MAP_MIN (128 * 1024)
+/* A fresh mapping faults every page in (N-bound 512 KB sets took 2.4
+ * times as long), so the mappings that buffers leave are kept as spares,
+ * up to every worker's tier_staging_limit (this much each without one),
+ * for the next buffers; the tier thread unmaps them all once none has
+ * been taken or given back for a second. */
+#define STAGING_SPARE_NO_LIMIT (8 * 1024 * 1024)
+
+struct spare {
+    struct spare *next;
+    size_t len;
+};
+
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct spare *spares;
+static size_t spare_bytes;
+static bool spares_used;
+
+static size_t map_len(size_t ntotal)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (sizeof(struct heap_meta) + ntotal + page - 1) & ~(page - 1);
+}
+
+/* A spare of at least len bytes (and at most twice that, so that small
+ * values do not pin large mappings), or NULL. */
+static struct spare *spare_take(size_t len)
+{
+    struct spare *s = NULL;
+    pthread_mutex_lock(&spare_lock);
+    for (struct spare **pp = &spares; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->len >= len && (*pp)->len / 2 <= len) {
+            s = *pp;
+            *pp = s->next;
+            spare_bytes -= s->len;
+            break;
+        }
+    }
+    spares_used = true;
+    pthread_mutex_unlock(&spare_lock);
+    return s;
+}
+
+/* Keep the mapping p of len bytes as a spare; false when the pool is
+ * full (the caller unmaps it). */
+static bool spare_keep(void *p, size_t len)
+{
+    size_t each = settings.tier.staging_limit != 0
+        ? settings.tier.staging_limit : STAGING_SPARE_NO_LIMIT;
+    size_t cap = each * (size_t)(settings.num_threads > 0
+                                 ? settings.num_threads : 1);
+    bool kept = false;
+    pthread_mutex_lock(&spare_lock);
+    if (spare_bytes + len <= cap) {
+        struct spare *s = p;
+        s->len = len;
+        s->next = spares;
+        spares = s;
+        spare_bytes += len;
+        kept = true;
+    }
+    spares_used = true;
+    pthread_mutex_unlock(&spare_lock);
+    return kept;
+}
+
+static item *heap_map(size_t ntotal)
+{
+    size_t len = map_len(ntotal);
+    struct spare *s = spare_take(len);
+    if (s != NULL) {
+        return heap_init((struct heap_meta *)s, s->len);
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : heap_init(p, len);
+}
+
+/* The tier thread, each round: once a second, unmap every spare if none
+ * was taken or kept since the last look. */
+void staging_spares_tick(void)
+{
+    static rel_time_t last;
+    rel_time_t now = current_time;
+    if (now == last) {
+        return;
+    }
+    last = now;
+    pthread_mutex_lock(&spare_lock);
+    struct spare *idle = spares_used ? NULL : spares;
+    if (idle != NULL) {
+        spares = NULL;
+        spare_bytes = 0;
+    }
+    spares_used = false;
+    pthread_mutex_unlock(&spare_lock);
+    while (idle != NULL) {
+        struct spare *next = idle->next;
+        munmap(idle, idle->len);
+        idle = next;
+    }
 }
 
 /* Free a heap item: its reader count and its charge (in flight, or
@@ -72,7 +192,11 @@ void heap_free(item *it)
         atomic_fetch_sub_explicit(m->inflight, m->charged,
                                   memory_order_relaxed);
     }
-    free(m);
+    if (m->mapped == 0) {
+        free(m);
+    } else if (!spare_keep(m, m->mapped)) {
+        munmap(m, m->mapped);
+    }
 }
 
 /* Charge the heap item it, of ntotal bytes, to a worker's gauge until it
@@ -110,7 +234,8 @@ item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t)
     if (t != NULL && !staging_admits(t, ntotal)) {
         return NULL;
     }
-    item *it = heap_alloc(ntotal);
+    item *it = t != NULL && ntotal >= STAGING_MAP_MIN ? heap_map(ntotal)
+                                                      : heap_alloc(ntotal);
     if (it != NULL && t != NULL) {
         heap_charge(it, &t->tier_staging_bytes, ntotal);
     }

@@ -7,8 +7,9 @@
  * and done here on the tier thread), the decay walker's visit, the
  * engine the policies are given (tier_policy.h struct tier_engine), the
  * callbacks of migrate.c and tier_reassign.c, and the tier thread, whose
- * loop runs migrate.c's tick, the policy's tick and the reassignment's,
- * on bg_thread.h's start/stop/sleep.
+ * loop runs migrate.c's tick, the policy's tick, the reassignment's and
+ * items_n.c's release of idle spare staging buffers, on bg_thread.h's
+ * start/stop/sleep.
  *
  * Locks: a move happens under the item lock of the item moved (the slot
  * switches under it; readers of a D copy keep their reference, readers of
@@ -297,6 +298,7 @@ static void *tier_thread(void *arg)
             promoted += active_policy->tick();
         }
         tier_reassign_tick();
+        staging_spares_tick();
         bg_thread_sleep(&tier_thr, promoted > 0 ? TIER_TICK_BUSY_NS
                                                 : TIER_TICK_IDLE_NS);
     }

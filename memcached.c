@@ -1,9 +1,9 @@
 /*
  * memcached.c: the daemon's entry point.
  *
- * Owns main() and the start-up order (malloc's mmap threshold, settings,
- * limits, privileges, the N-zone, daemonizing, the clock, storage and its
- * threads, the workers, signals, listeners), the stop order after SIGTERM/SIGINT and, graceful,
+ * Owns main() and the start-up order (settings, limits, privileges, the
+ * N-zone, daemonizing, the clock, storage and its threads, the workers,
+ * signals, listeners), the stop order after SIGTERM/SIGINT and, graceful,
  * SIGUSR1 (both also by `shutdown [graceful]` with -A): listeners,
  * workers, storage, N-zone (doc/design.md "Stopping"), and the globals
  * no single module owns: the server counters `stats` and the opened
@@ -32,9 +32,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -251,22 +248,8 @@ static void save_pid(const char *path)
     fclose(fp);
 }
 
-/* Large blocks the workers free (staging buffers and N snapshots of big
- * values, connection buffers) must go back to the system: glibc raises
- * its mmap threshold to the size of the first mmapped block freed, after
- * which such blocks come from the arenas and stay there once freed.
- * Fixing the threshold at its initial 128 KB keeps every larger block
- * mmapped, unmapped when freed (doc/tiering.md "Values in flight"). */
-static void fix_malloc_threshold(void)
-{
-#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-#endif
-}
-
 int main(int argc, char **argv)
 {
-    fix_malloc_threshold();
     settings_init();
     settings_parse(argc, argv);
     settings_check();
