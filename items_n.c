@@ -8,8 +8,7 @@
  * budget of snapshots that replies hold, the reader count per N item, a
  * hit on an N item (expiry, hotness in its location word, the policy's
  * re-hit hook), linking and unlinking N items in the index, writing an
- * item to an N chunk, taking the chunk of the version a store replaces,
- * and the engine's side of the CLOCK (clock_nvm.h) and of the crawler for
+ * item to an N chunk, and the engine's side of the CLOCK (clock_nvm.h) and of the crawler for
  * N items.
  *
  * Locks: every do_ function and every function here that takes a location
@@ -142,10 +141,10 @@ void write_to_nvm(const item *it, uint64_t hv, uint64_t off)
     nitem_write(off, &h, ITEM_key(it), (size_t)it->nkey + 1 + it->nbytes);
 }
 
-/* Store the staging buffer `it` in the N chunk at off. */
-bool do_link_n(item *it, uint64_t hv, uint64_t off)
+/* Index the staging buffer `it`, already written and sealed in the N
+ * chunk at off (write_to_nvm), under its key. */
+bool do_index_n(item *it, uint64_t hv, uint64_t off)
 {
-    write_to_nvm(it, hv, off);
     uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
     if (!assoc_insert_loc(loc, hv)) {
         return false;
@@ -172,28 +171,6 @@ void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
     }
     assoc_delete_loc(locp, hv);
     account_item(clsid, ntotal, true, false);
-}
-
-/* When both versions are N items of one class, the new one is written
- * over the old one's chunk, which needs no room: no reader points into an
- * N chunk (readers hold copies) and the item lock keeps everyone else out
- * until the new version is whole.  Unlinks old_it and returns the chunk
- * as tgt; false when the shortcut does not apply. */
-bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
-                             struct link_target *tgt)
-{
-    item *d;
-    uint64_t *locp;
-    if (!is_heap(old_it) || !is_heap(new_it)
-            || old_it->slabs_clsid != new_it->slabs_clsid
-            || find_version(old_it, hv, true, &d, &locp) != VERSION_N) {
-        return false;
-    }
-    tgt->noff = hd_n_offset(*locp);
-    tgt->d = NULL;
-    do_unlink_n_slot(locp, hv, old_it->slabs_clsid, ITEM_ntotal(old_it));
-    heap_meta(old_it)->noff = HEAP_NO_OFF;
-    return true;
 }
 
 #ifdef MEMCACHED_DEBUG
