@@ -1077,6 +1077,11 @@ void storage_init(void)
     if (tier_enabled()) {
         slabs_tier_init(sizeof(nitem_hdr), &zone_start);
         tiering = slabs_tier_active();
+    } else if (nvm_zone_is_persistent(&nvm_zone) && nzone_disown()) {
+        fprintf(stderr, "[restart] N-zone %s: unused by this run "
+                "(tier_policy=dram); its items are discarded, so that no "
+                "later start serves what this run changes\n",
+                settings.nvm.path);
     }
     assoc_set_nitem_ops(&nitem_index_ops);
     assoc_init(settings.hashpower_init, most_items());

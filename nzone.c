@@ -5,8 +5,9 @@
  * Owns the superblock (zone offset 0) and the page table (offset
  * NZONE_TABLE_OFF, one byte per zone page: the class the page was given
  * to, 0 for none), the decision between a warm and a cold start, the
- * format of a cold one, and the words the running server updates: the
- * run state, the clock and cas at an orderly stop, and flush_all.
+ * format of a cold one, the words the running server updates (the run
+ * state, the clock and cas at an orderly stop, and flush_all), and the
+ * mark a run that does not use the zone leaves on it (nzone_disown).
  *
  * Format, in the order that keeps a crash during it harmless: the magic
  * is cleared first and written last, so a half-written superblock is
@@ -371,6 +372,26 @@ void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas)
     uint32_t live = oldest_live;
     write_word(&nz.super->oldest_cas, &oldest_cas, sizeof(oldest_cas));
     write_word(&nz.super->oldest_live, &live, sizeof(live));
+}
+
+/* ---- a run that does not use the zone ---- */
+
+bool nzone_disown(void)
+{
+    char seen[sizeof(nzone_magic)];
+    if (nvm_zone.base == NULL || nvm_zone.size < NZONE_SUPER_BYTES) {
+        return false;
+    }
+    nvm_read(seen, nvm_zone.base, sizeof(seen));
+    if (memcmp(seen, nzone_magic, sizeof(nzone_magic)) != 0) {
+        return false;
+    }
+    write_word(nvm_zone.base, (char[sizeof(nzone_magic)]){ 0 },
+               sizeof(nzone_magic));
+    /* a file in the page cache: survive power loss too, since this run
+     * will never sync the zone again */
+    nvm_zone_sync(&nvm_zone);
+    return true;
 }
 
 const char *nzone_start_name(enum nzone_start start)

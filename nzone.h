@@ -95,6 +95,13 @@ void nzone_mark_stopped(rel_time_t now, uint64_t max_cas);
  * must stay dead after a restart. */
 void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas);
 
+/* A run that maps a persistent zone but will not use it (tier_policy=dram)
+ * serves changes the zone never sees, so no later start may recover the
+ * zone's items: its magic is cleared, durably, before anything is served,
+ * and the next start finds no layout (a cold start; nvm_restart=require
+ * refuses it).  True when the zone held a layout. */
+bool nzone_disown(void);
+
 const char *nzone_start_name(enum nzone_start start);
 
 #endif
