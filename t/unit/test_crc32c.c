@@ -2,8 +2,9 @@
  * test_crc32c.c: crc32c.c: the published CRC-32C check value and the
  * iSCSI vectors (RFC 3720, B.4) from both implementations, the table one
  * and the instruction one (skipped where the CPU has no SSE4.2), the two
- * agreeing on every length and alignment of a random buffer, and a CRC
- * continued over two calls equal to the CRC of the whole.
+ * agreeing on every length and alignment of a random buffer, short and
+ * past the instruction's three-stretch rounds, and a CRC continued over
+ * two calls equal to the CRC of the whole.
  */
 #include "crc32c.h"
 #include "tap.h"
@@ -53,26 +54,41 @@ static void check_vectors(const char *impl, crc_fn f)
     }
 }
 
-/* Every length up to 300 at every alignment up to 8, on random bytes. */
+/* Every length up to 2400 (past three rounds of the instruction's three
+ * stretches) at every alignment up to 8, on random bytes. */
 static void check_agree(void)
 {
-    unsigned char buf[320];
-    unsigned int mismatches = 0;
+    static unsigned char buf[2420];
+    unsigned int mismatches = 0, n = 0;
     srand(21);
     for (size_t i = 0; i < sizeof(buf); i++) {
         buf[i] = (unsigned char)rand();
     }
     for (size_t align = 0; align < 8; align++) {
-        for (size_t len = 0; len <= 300; len++) {
+        for (size_t len = 0; len <= 2400; len++) {
             uint32_t seed = (uint32_t)rand();
+            n++;
             if (crc32c_sw(seed, buf + align, len)
                     != crc32c_hw(seed, buf + align, len)) {
                 mismatches++;
             }
         }
     }
-    ok(mismatches == 0, "table and instruction agree on 2408 buffers "
-       "(%u differ)", mismatches);
+    ok(mismatches == 0, "table and instruction agree on %u buffers "
+       "(%u differ)", n, mismatches);
+}
+
+/* A long buffer whose CRC is known independently: 1 MiB of zeros is
+ * checked against 4096 continued CRCs of 256 zeros (the table one). */
+static void check_long(void)
+{
+    static unsigned char zeros[1 << 20];
+    uint32_t piecewise = 0;
+    for (size_t at = 0; at < sizeof(zeros); at += 256) {
+        piecewise = crc32c_sw(piecewise, zeros + at, 256);
+    }
+    ok(crc32c_hw(0, zeros, sizeof(zeros)) == piecewise,
+       "instruction: 1 MiB at once equals the table's 256 bytes at a time");
 }
 
 /* crc(a then b) computed in one call and continued over two. */
@@ -99,10 +115,12 @@ int main(void)
         check_vectors("instruction", crc32c_hw);
         check_continue("instruction", crc32c_hw);
         check_agree();
+        check_long();
     } else {
         skip("the CPU has no SSE4.2 crc32 instruction: vectors");
         skip("the CPU has no SSE4.2 crc32 instruction: continued");
         skip("the CPU has no SSE4.2 crc32 instruction: agreement");
+        skip("the CPU has no SSE4.2 crc32 instruction: 1 MiB");
     }
     ok(crc32c(0, "123456789", 9) == 0xE3069283u,
        "crc32c() (the one the server uses) gives the check value");
