@@ -59,6 +59,7 @@ struct class_counters {
     counter_t copy_demotions;    /* of demotions, those that took the copy */
     counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
     counter_t copies_stored;     /* copies of new keys stored in D (filling) */
+    counter_t n_corrupt;         /* N items lookups found corrupt */
 };
 
 extern struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];

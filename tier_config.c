@@ -25,4 +25,5 @@ void tier_config_init(struct tier_config *tc)
     tc->reassign_weigh_recent = true;
     tc->inflight_limit = 16 * 1024 * 1024;
     tc->restart = TIER_RESTART_YES;
+    tc->verify_reads = false;
 }
