@@ -481,6 +481,8 @@ static int fill_iovecs(conn *c, struct iovec *iov, int max)
     return n;
 }
 
+/* A piece is passed once n reaches past its end; the queue holds no
+ * empty piece (conn_buf.c), which this would never pass. */
 static void advance_written(conn *c, size_t n)
 {
     while (n > 0 && c->write_started < c->npieces) {

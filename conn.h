@@ -54,7 +54,8 @@ enum network_transport { local_transport, tcp_transport, udp_transport };
 
 /* One queued piece of a reply: bytes copied into the connection's response
  * buffer, or a window into an item's value that holds a reference to the
- * item until the bytes are on the wire. */
+ * item until the bytes are on the wire.  Never empty: conn.c's writer
+ * counts a piece written only when bytes reach past it. */
 typedef struct {
     const char *base;
     size_t len;

@@ -392,6 +392,17 @@ bool resp_add_line(conn *c, const char *line, size_t len)
 
 bool resp_add_item(conn *c, item *it, size_t off, size_t len)
 {
+    if (len == 0 && !c->resp_cut) {
+        /* An empty window (a binary get of a 0-byte value) is not queued,
+         * as add_copied queues no empty copy: the writer passes a piece
+         * only when written bytes reach past it (conn.c), so an empty
+         * last piece would stay unwritten for ever: TCP would send it
+         * alone and take sendmsg's 0 for a dead peer (closing the
+         * connection), UDP would loop on it.  Nothing will read the
+         * item, so its reference goes now. */
+        item_remove(it);
+        return true;
+    }
     resp_piece *p = c->resp_cut ? NULL : piece_next(c, false);
     if (p == NULL) {
         item_remove(it);

@@ -81,7 +81,8 @@ bool conn_buf_grow_read(conn *c);
 /* Append bytes to the reply; false when out of memory. */
 bool resp_add(conn *c, const void *buf, size_t len);
 /* Queue len bytes of it's value from ITEM_data + off; takes over one
- * reference (released on failure too). */
+ * reference (released on failure too, and at once when len is 0: no
+ * queued piece is ever empty). */
 bool resp_add_item(conn *c, item *it, size_t off, size_t len);
 /* Append "line\r\n", the reply line of out_string.  After a cut-off it
  * is the command's error: it replaces whatever the command queued and is

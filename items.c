@@ -260,6 +260,7 @@ static bool do_reserve_target(item *it, struct link_target *tgt)
 {
     tgt->noff = HEAP_NO_OFF;
     tgt->d = NULL;
+    tgt->written = false;
     if (!is_heap(it)) {
         tgt->d = it;
         return true;
@@ -274,10 +275,14 @@ static bool do_reserve_target(item *it, struct link_target *tgt)
     return tgt->d != NULL;
 }
 
-/* Give back a target that was not linked. */
+/* Give back a target that was not linked; a written N chunk loses its
+ * seal first, so that no restart finds a version nobody acknowledged. */
 static void release_target(item *it, struct link_target *tgt)
 {
     if (tgt->noff != HEAP_NO_OFF) {
+        if (tgt->written) {
+            nitem_unseal(tgt->noff);
+        }
         slabs_tier_free(tgt->noff);
     } else if (tgt->d != NULL && tgt->d != it) {
         slabs_free(tgt->d, ITEM_ntotal(it), it->slabs_clsid);
@@ -293,16 +298,29 @@ static bool do_link_copy(item *it, uint64_t hv, item *d)
     return do_link_d(d, hv);
 }
 
-/* Link `it` into the target secured for it (item lock held); on failure
- * the target is given back. */
-static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
+/* Make `it` the key's newest version (item lock held): its time and cas,
+ * and, for an N target, the whole item written and sealed in its chunk.
+ * Done before any older version is unlinked, so that a crash from here on
+ * leaves the old version, the new one, or both sealed; recovery keeps the
+ * higher cas. */
+static void do_persist_target(item *it, uint64_t hv, struct link_target *tgt)
 {
     it->time = current_time;
     it->cas = get_cas_id();
     count_access(it);
+    if (tgt->noff != HEAP_NO_OFF) {
+        write_to_nvm(it, hv, tgt->noff);
+        tgt->written = true;
+    }
+}
+
+/* Index `it` in the target do_persist_target prepared; on failure the
+ * target is given back. */
+static bool do_index_target(item *it, uint64_t hv, struct link_target *tgt)
+{
     bool linked;
     if (tgt->noff != HEAP_NO_OFF) {
-        linked = do_link_n(it, hv, tgt->noff);
+        linked = do_index_n(it, hv, tgt->noff);
     } else if (tgt->d == it) {
         linked = do_link_d(it, hv);
     } else {
@@ -322,7 +340,11 @@ static bool do_link_target(item *it, uint64_t hv, struct link_target *tgt)
 static bool do_item_link(item *it, uint64_t hv)
 {
     struct link_target tgt;
-    if (!do_reserve_target(it, &tgt) || !do_link_target(it, hv, &tgt)) {
+    if (!do_reserve_target(it, &tgt)) {
+        return false;
+    }
+    do_persist_target(it, hv, &tgt);
+    if (!do_index_target(it, hv, &tgt)) {
         return false;
     }
     if (tgt.d != NULL) {
@@ -394,22 +416,24 @@ void do_item_unlink(item *it, uint64_t hv)
 }
 
 /* new_it takes old_it's place; it inherits the key's hotness.  Its chunk
- * is secured first: when there is no room, old_it stays as it was.  After
- * the unlink the index has a free slot in the key's chain, so the link
- * cannot fail for want of one. */
+ * is secured first: when there is no room, old_it stays as it was.  The
+ * new version is durable and sealed before the old one is unlinked (and
+ * so unsealed): never the other way round, and never in the old one's
+ * chunk, which a crash halfway through the write would leave holding
+ * neither (doc/restart.md "Items and their seal").  After the unlink the
+ * index has a free slot in the key's chain, so the link cannot fail for
+ * want of one. */
 static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
 {
     struct link_target tgt;
     new_it->counter = old_it->counter;
     new_it->epoch = old_it->epoch;
-    if (do_take_chunk_of(old_it, new_it, hv, &tgt)) {
-        return do_link_target(new_it, hv, &tgt);
-    }
     if (!do_reserve_target(new_it, &tgt)) {
         return false;
     }
+    do_persist_target(new_it, hv, &tgt);
     do_item_unlink(old_it, hv);
-    return do_link_target(new_it, hv, &tgt);
+    return do_index_target(new_it, hv, &tgt);
 }
 
 /* ---- metadata setters (items.h) ---- */
@@ -1056,6 +1080,11 @@ void storage_init(void)
     if (tier_enabled()) {
         slabs_tier_init(sizeof(nitem_hdr), &zone_start);
         tiering = slabs_tier_active();
+    } else if (nvm_zone_is_persistent(&nvm_zone) && nzone_disown()) {
+        fprintf(stderr, "[restart] N-zone %s: unused by this run "
+                "(tier_policy=dram); its items are discarded, so that no "
+                "later start serves what this run changes\n",
+                settings.nvm.path);
     }
     assoc_set_nitem_ops(&nitem_index_ops);
     assoc_init(settings.hashpower_init, most_items());

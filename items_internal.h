@@ -59,6 +59,7 @@ struct class_counters {
     counter_t copy_demotions;    /* of demotions, those that took the copy */
     counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
     counter_t copies_stored;     /* copies of new keys stored in D (filling) */
+    counter_t n_corrupt;         /* N items lookups found corrupt */
 };
 
 extern struct class_counters ccount[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -253,12 +254,16 @@ static inline size_t item_make_ntotal(size_t nkey, int nbytes)
 
 /* Where a new version will be stored, secured before anything is
  * unlinked: a store that replaces a version must never remove it and then
- * find no room for its successor. */
+ * find no room for its successor.  An N target is written and sealed
+ * before the version it replaces is unsealed (doc/restart.md "Items and
+ * their seal"), so `written` says whether its chunk holds a sealed item
+ * that must be unsealed if the link fails. */
 struct link_target {
     uint64_t noff;               /* an N chunk for a staging buffer */
     item *d;                     /* else a D chunk: the item itself, or the
                                   * copy of a staging buffer the N-zone could
                                   * not take */
+    bool written;                /* noff holds it, sealed */
 };
 
 /* The stored item that `it` (a referenced D item, a snapshot or a stored
@@ -294,11 +299,9 @@ bool policy_sees_rehit(uint64_t loc);
 bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid);
 bool n_chunk(unsigned int id, bool may_evict, uint64_t *off);
 void write_to_nvm(const item *it, uint64_t hv, uint64_t off);
-bool do_link_n(item *it, uint64_t hv, uint64_t off);
+bool do_index_n(item *it, uint64_t hv, uint64_t off);
 void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
         size_t ntotal);
-bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
-        struct link_target *tgt);
 item *snapshot_make(const struct nitem_probe *p, uint64_t loc);
 void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
         LIBEVENT_THREAD *t);

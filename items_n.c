@@ -6,13 +6,13 @@
  * Owns: heap items (DRAM snapshots of N items, full or header-only, and
  * the staging buffers of values bound for the N-zone), the per-worker
  * budgets of snapshots that replies hold and of staging buffers, the
- * reader count per N item, a
- * hit on an N item (expiry, hotness in its location word, the policy's
- * re-hit hook), linking and unlinking N items in the index, writing an
- * item to an N chunk, taking the chunk of the version a store replaces,
- * and the engine's side of the CLOCK (clock_nvm.h) and of the crawler for
- * N items.  Large staging buffers have mappings of their own, kept in a
- * pool of spares for the next ones while stores use them.
+ * reader count per N item, a hit on an N item (expiry, hotness in its
+ * location word, the policy's re-hit hook), the checksum a hit verifies under nvm_verify=read
+ * (dropping a corrupt item), linking and unlinking N items in the index,
+ * writing an item to an N chunk, and the engine's side of the CLOCK
+ * (clock_nvm.h) and of the crawler for N items.  Large staging buffers
+ * have mappings of their own, kept in a pool of spares for the next ones
+ * while stores use them.
  *
  * Locks: every do_ function and every function here that takes a location
  * word expects the item lock of that item held (items.c's rules); an N
@@ -31,6 +31,8 @@
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "migrate.h"
+#include "nzone.h"
+#include "slabs.h"
 #include "tier_reassign.h"
 
 #include <pthread.h>
@@ -312,10 +314,10 @@ void write_to_nvm(const item *it, uint64_t hv, uint64_t off)
     nitem_write(off, &h, ITEM_key(it), (size_t)it->nkey + 1 + it->nbytes);
 }
 
-/* Store the staging buffer `it` in the N chunk at off. */
-bool do_link_n(item *it, uint64_t hv, uint64_t off)
+/* Index the staging buffer `it`, already written and sealed in the N
+ * chunk at off (write_to_nvm), under its key. */
+bool do_index_n(item *it, uint64_t hv, uint64_t off)
 {
-    write_to_nvm(it, hv, off);
     uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
     if (!assoc_insert_loc(loc, hv)) {
         return false;
@@ -342,28 +344,6 @@ void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
     }
     assoc_delete_loc(locp, hv);
     account_item(clsid, ntotal, true, false);
-}
-
-/* When both versions are N items of one class, the new one is written
- * over the old one's chunk, which needs no room: no reader points into an
- * N chunk (readers hold copies) and the item lock keeps everyone else out
- * until the new version is whole.  Unlinks old_it and returns the chunk
- * as tgt; false when the shortcut does not apply. */
-bool do_take_chunk_of(item *old_it, item *new_it, uint64_t hv,
-                             struct link_target *tgt)
-{
-    item *d;
-    uint64_t *locp;
-    if (!is_heap(old_it) || !is_heap(new_it)
-            || old_it->slabs_clsid != new_it->slabs_clsid
-            || find_version(old_it, hv, true, &d, &locp) != VERSION_N) {
-        return false;
-    }
-    tgt->noff = hd_n_offset(*locp);
-    tgt->d = NULL;
-    do_unlink_n_slot(locp, hv, old_it->slabs_clsid, ITEM_ntotal(old_it));
-    heap_meta(old_it)->noff = HEAP_NO_OFF;
-    return true;
 }
 
 #ifdef MEMCACHED_DEBUG
@@ -409,8 +389,10 @@ static item *snapshot_alloc(size_t ntotal, _Atomic uint64_t *inflight)
 /* Fill the snapshot it with the N item probed at *locp, whose location
  * word is loc (item lock held): the header's fields and the key, and the
  * value unless it is a header-only snapshot (the probe holds the key, so
- * that one reads no further line). */
-static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
+ * that one reads no further line) or have_body (snapshot_verified read
+ * it). */
+static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc,
+                          bool have_body)
 {
     const nitem_hdr *h = &p->u.hdr;
     unsigned int slot = reader_slot(p->off);
@@ -434,21 +416,67 @@ static void snapshot_fill(item *it, const struct nitem_probe *p, uint64_t loc)
     if (heap_meta(it)->header_only) {
         memcpy(ITEM_key(it), p->u.buf + sizeof(nitem_hdr), h->nkey);
         ITEM_key(it)[h->nkey] = '\0';
-    } else {
+    } else if (!have_body) {
         nitem_read_body(p, ITEM_key(it));
     }
 }
 
+/* Whether the probed item's header fits its chunk: the sizes of one that
+ * does not were changed by the medium, and reading by them would go past
+ * the chunk (or ask for an absurd snapshot). */
+static bool probe_fits_chunk(const struct nitem_probe *p)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    uint64_t room = slabs_tier_chunk_end(p->off, p->clsid)
+        - NITEM_TRAILER_BYTES - p->off;
+    return h->clsid == p->clsid && nitem_ntotal(h->nkey, h->nbytes) <= room;
+}
+
+/* nvm_verify=read: read the probed item's body into the full snapshot it
+ * and check it against the seal. */
+static bool snapshot_verified(item *it, const struct nitem_probe *p)
+{
+    nitem_read_body(p, ITEM_key(it));
+    return nitem_checksum(nzone_seal(), &p->u.hdr, ITEM_key(it))
+        == p->u.hdr.seal;
+}
+
+/* A lookup found the N item of *locp (probe p) corrupt: unlink it, free its
+ * chunk and count it.  Its class is its page's: the header's may be what
+ * the medium changed. */
+static void do_drop_corrupt_n(uint64_t *locp, const struct nitem_probe *p,
+                              uint64_t hv)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    size_t room = slabs_chunk_size(p->clsid);
+    size_t ntotal = probe_fits_chunk(p)
+        ? item_make_ntotal(h->nkey, (int)h->nbytes) : room;
+    do_unlink_n_slot(locp, hv, p->clsid, ntotal);
+    slabs_tier_free(p->off);
+    ctr_add(&ccount[p->clsid].n_corrupt, 1);
+}
+
 /* A DRAM snapshot of the N item probed at *locp for the engine's own use
- * (item lock held); NULL when out of memory. */
+ * (item lock held); NULL when out of memory, or under nvm_verify=read
+ * when the item is corrupt: a promotion then leaves it in N, where the
+ * next lookup drops it. */
 item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
 {
     const nitem_hdr *h = &p->u.hdr;
+    bool verify = settings.tier.verify_reads;
+    if (verify && !probe_fits_chunk(p)) {
+        return NULL;
+    }
     item *it = snapshot_alloc(item_make_ntotal(h->nkey, (int)h->nbytes),
                               NULL);
-    if (it != NULL) {
-        snapshot_fill(it, p, loc);
+    if (it == NULL) {
+        return NULL;
     }
+    if (verify && !snapshot_verified(it, p)) {
+        heap_free(it);
+        return NULL;
+    }
+    snapshot_fill(it, p, loc, verify);
     return it;
 }
 
@@ -496,9 +524,15 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
                            enum item_lookup *status)
 {
     const nitem_hdr *h = &p->u.hdr;
-    bool header_only = (how & LOOKUP_HEADER_ONLY) != 0;
+    bool verify = settings.tier.verify_reads;
+    /* a verified item is read whole, whatever the caller needs of it */
+    bool header_only = (how & LOOKUP_HEADER_ONLY) != 0 && !verify;
     size_t ntotal = item_make_ntotal(h->nkey, header_only ? 0
                                                           : (int)h->nbytes);
+    if (verify && !probe_fits_chunk(p)) {
+        do_drop_corrupt_n(locp, p, hv);
+        return NULL;                    /* a miss */
+    }
     if (n_is_dead(h, *locp)) {
         do_reap_dead_n(locp, p, hv, t);
         return NULL;
@@ -517,6 +551,11 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         return NULL;
     }
     heap_meta(snap)->header_only = header_only;
+    if (verify && !snapshot_verified(snap, p)) {
+        heap_free(snap);
+        do_drop_corrupt_n(locp, p, hv);
+        return NULL;                    /* a miss */
+    }
     migrate_count_request(t, h->clsid, false);
     bool do_update = (how & LOOKUP_BUMP) != 0;
     bool rehit = do_update && policy_sees_rehit(*locp);
@@ -524,7 +563,7 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
     if (rehit) {
         active_policy->n_rehit(h->clsid, p->off, h->lru);
     }
-    snapshot_fill(snap, p, *locp);
+    snapshot_fill(snap, p, *locp, verify);
     if (hot) {
         promote_after_hit(locp, hv, snap);
     }

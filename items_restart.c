@@ -8,15 +8,20 @@
  *
  * The scan visits every chunk of every page the persistent page table
  * gives to a class (nzone.h), in zone order, reading each chunk's first
- * line.  A chunk holds an item when its seal is this layout's (nitem.h:
- * written last, cleared whenever the item left the chunk) and its header
- * is consistent with the page and with its own key's hash; then the item
- * is linked as a cold N item, unless it expired or a flush_all covers it,
- * or the index already holds a version with a higher cas (a crash between
- * linking a new version and unsealing the old one leaves both sealed).
- * Whatever is not linked is unsealed, so the next recovery sees the same.
- * The index is sized once before the scan; memory stays bounded by the
- * index and the chunk bitmaps the server needs anyway.
+ * line.  A chunk with a zero seal word is free.  Any other is read whole,
+ * in blocks, and holds an item when its seal is the item's checksum under
+ * this layout's seal (nitem.h: written last, cleared whenever the item
+ * left the chunk), its header fits the page's class, its key hashes to
+ * the hash it carries and the fields the checksum cannot cover are
+ * plausible; then the item is linked as a cold N item, unless it expired
+ * or a flush_all covers it, or the index already holds a version with a
+ * higher cas (a crash between linking a new version and unsealing the old
+ * one leaves both sealed).  A chunk whose seal verifies under an earlier
+ * layout's seal, or whose header names another class than its page's, is
+ * a remnant a format left (stale); any other is corrupt.  Whatever is not
+ * linked is unsealed, so the next recovery sees the same.  The index is
+ * sized once before the scan; memory stays bounded by the index and the
+ * chunk bitmaps the server needs anyway.
  *
  * Locks: the scan runs in storage_start_threads, before any client or
  * storage thread exists to look at the index or the zone, so it calls the
@@ -34,6 +39,7 @@
 #include "hash.h"
 #include "hash_desc.h"
 #include "item_lock.h"
+#include "items_duallru.h"
 #include "migrate.h"
 #include "nvm.h"
 #include "nzone.h"
@@ -54,14 +60,28 @@ struct scan_counts {
     uint64_t expired;             /* exptime passed while stopped */
     uint64_t flushed;             /* covered by a flush_all */
     uint64_t older;               /* a newer version was found too */
-    uint64_t corrupt;             /* sealed, header inconsistent */
+    uint64_t corrupt;             /* sealed, checksum or header wrong */
+    uint64_t stale;               /* sealed by an earlier layout */
     uint64_t dropped;             /* no memory for its index slot */
     uint64_t max_cas;             /* of the items recovered */
 };
 
+/* What the fields the checksum does not cover may hold (recovery only). */
+struct plausible {
+    rel_time_t max_time;          /* no item was stored later */
+    uint64_t max_cas;             /* 0: no bound known (a crash) */
+};
+
+/* How far past the resumed clock a crash recovery accepts an item's time:
+ * the wall clock the clock resumes from may have been stepped back. */
+#define TIME_SLACK (24 * 3600)
+
 static struct {
     enum nzone_start start;
     uint64_t pages;
+    struct plausible limits;
+    uint32_t earlier[NZONE_EARLIER_SEALS];
+    unsigned int nearlier;
     struct scan_counts found;
     double seconds;
     uint64_t saved;               /* D items written to N at the stop */
@@ -135,16 +155,27 @@ static void do_keep_newer(uint64_t *locp, const struct nitem_probe *p,
     do_link_recovered(p, hv, n);
 }
 
-/* The probe p of a chunk of class id: link its item if it is a whole,
- * live one. */
+/* The fields written in place after the store (nitem_write_*): a bad
+ * value means the medium changed them. */
+static bool in_place_fields_plausible(const nitem_hdr *h)
+{
+    return (h->flags & ~NITEM_PERSISTENT_FLAGS) == 0
+        && (h->lru & ~(DLRU_ACTIVE | DLRU_PROMOTE)) == 0
+        && h->time <= rs.limits.max_time
+        && h->cas != 0
+        && (rs.limits.max_cas == 0 || h->cas <= rs.limits.max_cas);
+}
+
+/* The probe p of a sealed chunk of class id, verified: link its item if
+ * it is a live one. */
 static void recover_chunk(const struct nitem_probe *p, unsigned int id,
                           struct scan_counts *n)
 {
     const nitem_hdr *h = &p->u.hdr;
     const char *key = p->u.buf + sizeof(nitem_hdr);
-    if (!header_fits(h, id, p->off)
-            || p->len < sizeof(nitem_hdr) + h->nkey
-            || hash_key(key, h->nkey) != h->hv) {
+    if (p->len < sizeof(nitem_hdr) + h->nkey
+            || hash_key(key, h->nkey) != h->hv
+            || !in_place_fields_plausible(h)) {
         nitem_unseal(p->off);
         n->corrupt++;
         return;
@@ -170,6 +201,40 @@ static void recover_chunk(const struct nitem_probe *p, unsigned int id,
     }
 }
 
+/* A chunk an earlier layout sealed: version 1 sealed with the layout's
+ * seal itself, version 2 with the item's checksum under it. */
+static bool sealed_earlier(const struct nitem_probe *p, bool fits)
+{
+    for (unsigned int i = 0; i < rs.nearlier; i++) {
+        if (p->u.hdr.seal == rs.earlier[i]
+                || (fits && nitem_stored_checksum_ok(p, rs.earlier[i]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the chunk probed in p (class id, seal word not 0) holds an item
+ * of this layout whose checksum verifies; if not, it is unsealed and
+ * counted. */
+static bool verify_chunk(const struct nitem_probe *p, unsigned int id,
+                         struct scan_counts *n)
+{
+    bool fits = header_fits(&p->u.hdr, id, p->off);
+    if (fits && nitem_stored_checksum_ok(p, nzone_seal())) {
+        return true;
+    }
+    /* a header of another class than the page's is not one this layout
+     * wrote there: a remnant of a layout of other chunk sizes */
+    if (p->u.hdr.clsid != id || sealed_earlier(p, fits)) {
+        n->stale++;
+    } else {
+        n->corrupt++;
+    }
+    nitem_unseal(p->off);
+    return false;
+}
+
 /* Chunks probed ahead of linking: the index buckets they will touch are
  * random lines of a table far larger than the caches, so their loads are
  * started for the whole batch first. */
@@ -188,7 +253,8 @@ static void recover_page(uint64_t page, unsigned int id,
         unsigned int n = 0;
         for (; c < perslab && n < RECOVER_BATCH; c++) {
             nitem_probe_stored(base + (uint64_t)c * size, &batch[n]);
-            if (batch[n].u.hdr.seal == nzone_seal()) {
+            if (batch[n].u.hdr.seal != 0
+                    && verify_chunk(&batch[n], id, counts)) {
                 assoc_prefetch(batch[n].u.hdr.hv);
                 n++;
             }
@@ -247,6 +313,15 @@ void items_restart_recover(const struct nzone_attach_result *start)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     clock_resume(start->epoch, start->last_time);
+    /* after an orderly stop the run state holds the clock and the cas
+     * counter of the last store; after a crash only the clock bounds */
+    if (start->start == NZONE_WARM_CLEAN) {
+        rs.limits.max_time = start->last_time;
+        rs.limits.max_cas = start->max_cas;
+    } else {
+        rs.limits.max_time = current_time + TIME_SLACK;
+    }
+    rs.nearlier = nzone_earlier_seals(rs.earlier);
     items_cas_at_least(start->max_cas);
     __atomic_store_n(&settings.oldest_live, start->oldest_live,
                      __ATOMIC_RELAXED);
@@ -265,10 +340,10 @@ void items_restart_recover(const struct nzone_attach_result *start)
     fprintf(stderr, "[restart] N-zone %s: %" PRIu64 " items recovered in "
             "%.3f s (%" PRIu64 " expired, %" PRIu64 " flushed, "
             "%" PRIu64 " older versions, %" PRIu64 " corrupt, %" PRIu64
-            " without index memory)\n",
+            " stale, %" PRIu64 " without index memory)\n",
             zone_name(), rs.found.recovered, rs.seconds,
             rs.found.expired, rs.found.flushed, rs.found.older,
-            rs.found.corrupt, rs.found.dropped);
+            rs.found.corrupt, rs.found.stale, rs.found.dropped);
 }
 
 void items_restart_serving(void)
@@ -329,6 +404,8 @@ void items_restart_stats(ADD_STAT add_stats, void *c)
                 rs.found.older);
     append_stat("restart_items_corrupt", add_stats, c, "%" PRIu64,
                 rs.found.corrupt);
+    append_stat("restart_items_stale", add_stats, c, "%" PRIu64,
+                rs.found.stale);
     append_stat("restart_items_dropped", add_stats, c, "%" PRIu64,
                 rs.found.dropped);
     append_stat("restart_seconds", add_stats, c, "%.3f", rs.seconds);

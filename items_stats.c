@@ -291,6 +291,7 @@ void item_stats_reset(void)
         atomic_store(&cc->copy_demotions, 0);
         atomic_store(&cc->copies_reclaimed, 0);
         atomic_store(&cc->copies_stored, 0);
+        atomic_store(&cc->n_corrupt, 0);
     }
     atomic_store(&total_items, 0);
     mq_reset_class_stats();
@@ -334,7 +335,8 @@ struct tier_totals {
              d_evictions, n_evictions, n_fallbacks, d_fallbacks, d_hits,
              n_hits, page_demotions, page_evictions, inflight_refused,
              staging_refused,
-             n_copies, copy_demotions, copies_reclaimed, copies_stored;
+             n_copies, copy_demotions, copies_reclaimed, copies_stored,
+             n_corrupt;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -360,6 +362,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->copy_demotions += ctr_get(&cc->copy_demotions);
         tot->copies_reclaimed += ctr_get(&cc->copies_reclaimed);
         tot->copies_stored += ctr_get(&cc->copies_stored);
+        tot->n_corrupt += ctr_get(&cc->n_corrupt);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
     }
@@ -423,6 +426,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("inflight_refused", tot.inflight_refused);
     STAT_U64("staging_bytes", threadlocal_tier_staging_bytes());
     STAT_U64("staging_refused", tot.staging_refused);
+    STAT_U64("n_items_corrupt", tot.n_corrupt);
     if (active_policy->stats != NULL) {
         active_policy->stats(add_stats, c);
     }

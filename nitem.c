@@ -1,8 +1,9 @@
 /*
  * nitem.c: reading and writing items in N chunks (nitem.h): the probe a
  * lookup reads, the rest of an item, a whole item, single header fields,
- * the chunk trailer, sealing and unsealing an item (doc/restart.md "Items
- * and their seal"), and locking the item a chunk holds.
+ * the chunk trailer, sealing and unsealing an item and the checksum its
+ * seal is (doc/restart.md "Items and their seal"), and locking the item a
+ * chunk holds.
  *
  * Locks: none of its own.  Every function but nitem_lock_chunk expects
  * the item lock of the item at the offset held (a trailer: the lock that
@@ -12,6 +13,7 @@
 #include "config.h"
 #include "nitem.h"
 
+#include "crc32c.h"
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "nvm.h"
@@ -65,6 +67,60 @@ void nitem_read_body(const struct nitem_probe *p, char *body)
     }
 }
 
+/* ---- the seal: a checksum of what never changes in place ---- */
+
+/* The header as the checksum sees it: the fields a store writes and
+ * nothing rewrites; the others (and the seal itself) read as zero.  An
+ * initializer, not a memset: it is on every store's path. */
+static void sealed_fields(nitem_hdr *f, const nitem_hdr *h)
+{
+    *f = (nitem_hdr){
+        .hv = h->hv,
+        .nbytes = h->nbytes,
+        .nkey = h->nkey,
+        .clsid = h->clsid,
+        .flags = (uint8_t)(h->flags & ITEM_KEY_BINARY),
+        .client_flags = h->client_flags,
+    };
+}
+
+static uint32_t seal_value(uint32_t crc)
+{
+    return crc != 0 ? crc : 1;          /* 0 is an unsealed chunk */
+}
+
+uint32_t nitem_checksum(uint32_t seed, const nitem_hdr *h, const char *body)
+{
+    nitem_hdr f;
+    sealed_fields(&f, h);
+    uint32_t c = crc32c(seed, &f, sizeof(f));
+    c = crc32c(c, body, (size_t)h->nkey + 1 + h->nbytes);
+    return seal_value(c);
+}
+
+/* Bytes of an item read per block while its checksum is verified: what a
+ * small stack buffer holds and the caches keep. */
+#define VERIFY_BLOCK 4096
+
+bool nitem_stored_checksum_ok(const struct nitem_probe *p, uint32_t seed)
+{
+    const nitem_hdr *h = &p->u.hdr;
+    size_t total = nitem_ntotal(h->nkey, h->nbytes);
+    size_t have = p->len < total ? p->len : total;
+    nitem_hdr f;
+    sealed_fields(&f, h);
+    uint32_t c = crc32c(seed, &f, sizeof(f));
+    c = crc32c(c, p->u.buf + sizeof(nitem_hdr), have - sizeof(nitem_hdr));
+    char block[VERIFY_BLOCK];
+    for (size_t at = have; at < total; ) {
+        size_t n = total - at < sizeof(block) ? total - at : sizeof(block);
+        nvm_read_cls(p->clsid, block, slabs_tier_ptr(p->off + at), n);
+        c = crc32c(c, block, n);
+        at += n;
+    }
+    return seal_value(c) == h->seal;
+}
+
 /* One header field, durable before the caller goes on. */
 static void write_field(unsigned int id, uint64_t field_off, const void *v,
                         size_t n)
@@ -96,7 +152,7 @@ void nitem_write(uint64_t off, const nitem_hdr *h, const char *body,
     }
     nvm_persist(slabs_tier_ptr(off), total);
     write_field(id, off + offsetof(nitem_hdr, seal), &(uint32_t){
-                nzone_seal() }, sizeof(uint32_t));
+                nitem_checksum(nzone_seal(), h, body) }, sizeof(uint32_t));
 }
 
 void nitem_unseal(uint64_t off)

@@ -30,8 +30,15 @@
  * seal"): nitem_write stores it after everything else, and an item whose
  * chunk is freed or rewritten loses it first (nitem_unseal), so a restart
  * takes a chunk for an item only when it holds the whole of a version
- * that was linked.  Times are relative to the zone's clock epoch, which
- * the superblock keeps (nzone.h). */
+ * that was linked.  The seal is also the item's checksum: the CRC-32C,
+ * seeded with the layout's seal (nzone_seal()), of the fields no update
+ * rewrites in place (hv, nbytes, nkey, clsid, client_flags, the
+ * ITEM_KEY_BINARY flag) and of the key, NUL and value (nitem_checksum);
+ * 1 where that CRC is 0, since 0 means unsealed.  time, exptime, cas, the
+ * stale flag and lru change in place after the store (nitem_write_*) and
+ * are not covered: each is one word that must stay one durable write.
+ * Times are relative to the zone's clock epoch, which the superblock
+ * keeps (nzone.h). */
 typedef struct {
     uint64_t hv;                  /* hash_key(key): index growth, CLOCK */
     rel_time_t time;              /* when stored or demoted; last access =
@@ -47,7 +54,7 @@ typedef struct {
                                    * 0 otherwise */
     uint64_t cas;
     client_flags_t client_flags;
-    uint32_t seal;                /* nzone_seal() once whole, else 0 */
+    uint32_t seal;                /* nitem_checksum() once whole, else 0 */
 } nitem_hdr;
 
 /* it_flags an N item keeps in its header */
@@ -57,6 +64,8 @@ _Static_assert(NITEM_PERSISTENT_FLAGS <= 0xff, "they fit the flags byte");
 _Static_assert(sizeof(nitem_hdr) <= sizeof(item),
                "an N item fits the chunk of its D-sized class");
 _Static_assert(sizeof(nitem_hdr) % 8 == 0, "N items stay 8-byte aligned");
+_Static_assert(sizeof(nitem_hdr) == 40,
+               "the header has no padding: the checksum covers its bytes");
 
 /* The last NITEM_TRAILER_BYTES of every N chunk are never part of its
  * item: the N item's header is that much smaller than the D item's and
@@ -114,6 +123,14 @@ static inline bool nitem_probe_matches(const struct nitem_probe *p,
 /* Copy the probed item's key, NUL and value to body (nkey + 1 + nbytes
  * bytes): what the probe holds, then the rest from NVM (counted). */
 void nitem_read_body(const struct nitem_probe *p, char *body);
+/* The seal an item with header h and body (key, NUL, value: nkey + 1 +
+ * nbytes bytes) carries in a layout whose seal is `seed`: the checksum
+ * described above, never 0. */
+uint32_t nitem_checksum(uint32_t seed, const nitem_hdr *h, const char *body);
+/* Whether the seal of the probed item p equals its checksum under seed:
+ * reads the rest of the item (counted), in blocks, without keeping it.
+ * The caller has checked that the header's sizes fit p's chunk. */
+bool nitem_stored_checksum_ok(const struct nitem_probe *p, uint32_t seed);
 /* Write a whole item (header + body) with as many line writes as it
  * spans, then its seal (one more write to the header's line).  The chunk
  * must be unsealed: fresh from the allocator, or unsealed when its last

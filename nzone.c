@@ -5,27 +5,41 @@
  * Owns the superblock (zone offset 0) and the page table (offset
  * NZONE_TABLE_OFF, one byte per zone page: the class the page was given
  * to, 0 for none), the decision between a warm and a cold start, the
- * format of a cold one, and the words the running server updates: the
- * run state, the clock and cas at an orderly stop, and flush_all.
+ * format of a cold one, the words the running server updates (the run
+ * state, the clock and cas at an orderly stop, and flush_all), and the
+ * mark a run that does not use the zone leaves on it (nzone_disown).
  *
  * Format, in the order that keeps a crash during it harmless: the magic
  * is cleared first and written last, so a half-written superblock is
  * never taken for a zone; the page table is zeroed, so no page of an
- * earlier layout counts as given.  Each layout draws a random seal: an
- * N item counts only when its seal equals it (nitem.h), which keeps
- * every item of an earlier layout out of a later one's recovery.
+ * earlier layout counts as given.  Each layout draws a random seal, the
+ * seed of every N item's checksum (nitem.h), which keeps every item of an
+ * earlier layout out of a later one's recovery; the seals of the layouts
+ * before it are kept, so that recovery can tell their remnants (a format
+ * does not wipe the pages) from corrupt items.
+ *
+ * The run state (how the last run ended, its clock and cas counter,
+ * flush_all's state) is kept twice, each copy one line with a sequence
+ * number and a CRC-32C.  Every update writes both copies in turn, each
+ * durable before the next: a crash tears at most the one being written
+ * and leaves the other whole, and once an update has returned (flush_all
+ * replies after it) both hold it, so a line the medium later loses does
+ * not undo it.  Attach takes the valid copy with the higher sequence.
  *
  * Every byte goes through nvm.h's counted accessors (class 0) and is
  * made durable with nvm_persist in the order recovery relies on.
  *
  * Locks: see nzone.h; the cached copy of the static superblock fields is
- * written only by nzone_attach.
+ * written only by nzone_attach; run_lock orders the updates of the run
+ * state (flush_all may run on several workers at once).
  */
 #include "config.h"
 #include "nzone.h"
 
+#include "crc32c.h"
 #include "nvm.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +58,8 @@ enum nzone_state {
     STATE_STOPPED = 2
 };
 
+/* The superblock's fields up to `seal` are laid out as in version 1, so
+ * that a format can read the seal of a zone of either version. */
 struct nzone_super {
     char magic[8];
     uint32_t layout_version;
@@ -58,42 +74,53 @@ struct nzone_super {
     uint32_t chunk_sizes[MAX_NUMBER_OF_SLAB_CLASSES];
     int64_t epoch;                /* process_started of the formatting run */
     uint32_t seal;
-    uint32_t checksum;            /* FNV-1a of every field above */
-    /* the running server's words, each written alone */
-    uint32_t state;
-    uint32_t last_time;
-    uint64_t max_cas;
-    uint64_t oldest_cas;
-    uint32_t oldest_live;
-    uint32_t reserved;
+    uint32_t earlier_seals[NZONE_EARLIER_SEALS]; /* 0: none */
+    uint32_t checksum;            /* CRC-32C of every field above */
 };
 
-_Static_assert(sizeof(struct nzone_super) <= NZONE_SUPER_BYTES,
-               "the superblock fits its block");
-_Static_assert(offsetof(struct nzone_super, state) % 8 == 0,
-               "the running words are aligned");
+/* The words the running server updates, one copy per line. */
+struct nzone_run {
+    uint64_t seq;                 /* the newer copy has the higher; 0: none */
+    uint64_t max_cas;             /* cas counter at the last orderly stop */
+    uint64_t oldest_cas;          /* flush_all */
+    uint32_t state;
+    uint32_t last_time;           /* clock at the last orderly stop */
+    uint32_t oldest_live;         /* flush_all */
+    uint32_t checksum;            /* CRC-32C, seeded with the layout's
+                                   * seal, of the fields above */
+};
+
+#define NZONE_RUN_OFF 1024        /* the copies: two lines from here */
+#define NZONE_RUN_COPIES 2
+
+_Static_assert(sizeof(struct nzone_super) <= NZONE_RUN_OFF,
+               "the superblock ends before the run state");
+_Static_assert(sizeof(struct nzone_run) <= NVM_LINE_SIZE,
+               "a copy of the run state is one line");
+_Static_assert(NZONE_RUN_OFF + NZONE_RUN_COPIES * NVM_LINE_SIZE
+               <= NZONE_SUPER_BYTES, "the run state fits the block");
 
 static struct {
     bool attached;
     uint32_t seal;
+    uint32_t earlier_seals[NZONE_EARLIER_SEALS];
     uint64_t pages;
     struct nzone_super *super;    /* in the zone */
+    struct nzone_run *run;        /* in the zone: NZONE_RUN_COPIES */
     uint8_t *table;               /* in the zone */
+    struct nzone_run cur;         /* the state both copies hold */
 } nz;
 
-static uint32_t fnv1a(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ b[i]) * 16777619u;
-    }
-    return h;
-}
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t static_checksum(const struct nzone_super *s)
 {
-    return fnv1a(s, offsetof(struct nzone_super, checksum));
+    return crc32c(0, s, offsetof(struct nzone_super, checksum));
+}
+
+static uint32_t run_checksum(const struct nzone_run *r, uint32_t seal)
+{
+    return crc32c(seal, r, offsetof(struct nzone_run, checksum));
 }
 
 static uint64_t factor_millionths(double factor)
@@ -173,14 +200,36 @@ static bool table_is_sane(const struct nzone_geometry *g, uint64_t first,
     return true;
 }
 
+/* The valid copy of the run state with the higher sequence, or -1 when
+ * neither is valid. */
+static int newest_run(const struct nzone_run *copies, uint32_t seal)
+{
+    int best = -1;
+    for (int i = 0; i < NZONE_RUN_COPIES; i++) {
+        const struct nzone_run *r = &copies[i];
+        if (r->seq != 0 && r->checksum == run_checksum(r, seal)
+                && (best < 0 || r->seq > copies[best].seq)) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+static void read_runs(struct nzone_run *copies)
+{
+    nvm_read(copies, nz.run, NZONE_RUN_COPIES * sizeof(*copies));
+}
+
 /* Why the zone cannot be used warm ("" when it can); true when it holds
  * no layout at all (a new zone). */
 static bool judge(const struct nzone_geometry *g, uint64_t first,
                   char *why, size_t len)
 {
     struct nzone_super s;
+    struct nzone_run runs[NZONE_RUN_COPIES];
     static const char zeros[8];
     nvm_read(&s, nz.super, sizeof(s));
+    read_runs(runs);
     why[0] = '\0';
     if (memcmp(s.magic, zeros, sizeof(zeros)) == 0) {
         snprintf(why, len, "it holds no N-zone yet");
@@ -195,30 +244,74 @@ static bool judge(const struct nzone_geometry *g, uint64_t first,
                  s.layout_version, NZONE_LAYOUT_VERSION);
     } else if (s.checksum != static_checksum(&s) || s.seal == 0) {
         snprintf(why, len, "its superblock is corrupt (checksum)");
+    } else if (newest_run(runs, s.seal) < 0) {
+        /* neither copy: whether a flush_all was acknowledged is unknown,
+         * so no item can be trusted to be live */
+        snprintf(why, len, "its run state is corrupt (checksum)");
     } else if (!geometry_mismatch(&s, g, why, len)) {
         table_is_sane(g, first, why, len);
     }
     return false;
 }
 
-/* Never 0, never the previous layout's: none of its items can match. */
-static uint32_t random_seal(uint32_t previous)
+static bool is_earlier_seal(const uint32_t *earlier, uint32_t v)
+{
+    for (int i = 0; i < NZONE_EARLIER_SEALS; i++) {
+        if (earlier[i] != 0 && earlier[i] == v) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Never 0, never an earlier layout's: none of their items can match. */
+static uint32_t random_seal(const uint32_t *earlier)
 {
     uint32_t v = 0;
-    while (v == 0 || v == previous) {
+    while (v == 0 || is_earlier_seal(earlier, v)) {
         if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
-            v = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+            v = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16) ^ v;
         }
     }
     return v;
+}
+
+/* The seals of the layout the zone holds and of those before it, newest
+ * first, as a new layout's earlier seals (version 1 kept only its own). */
+static void seals_before_format(const struct nzone_super *s, uint32_t *out)
+{
+    memset(out, 0, NZONE_EARLIER_SEALS * sizeof(*out));
+    if (memcmp(s->magic, nzone_magic, sizeof(s->magic)) != 0
+            || s->byte_order != NZONE_BYTE_ORDER) {
+        return;
+    }
+    out[0] = s->seal;
+    if (s->layout_version == NZONE_LAYOUT_VERSION) {
+        memcpy(out + 1, s->earlier_seals,
+               (NZONE_EARLIER_SEALS - 1) * sizeof(*out));
+    }
+}
+
+/* Write both copies of the run state r, one after the other, each
+ * durable before the next (nzone.c's header).  Caller holds run_lock or
+ * runs alone (start-up, the stop). */
+static void write_runs(struct nzone_run r)
+{
+    for (int i = 0; i < NZONE_RUN_COPIES; i++) {
+        r.seq = nz.cur.seq + 1;
+        r.checksum = run_checksum(&r, nz.seal);
+        nvm_write(&nz.run[i], &r, sizeof(r));
+        nvm_persist(&nz.run[i], sizeof(r));
+        nz.cur = r;
+    }
 }
 
 static void format(const struct nzone_geometry *g, time_t epoch)
 {
     struct nzone_super s;
     nvm_read(&s, nz.super, sizeof(s));
-    uint32_t previous = memcmp(s.magic, nzone_magic, sizeof(s.magic)) == 0
-        ? s.seal : 0;
+    uint32_t earlier[NZONE_EARLIER_SEALS];
+    seals_before_format(&s, earlier);
     memset(&s, 0, sizeof(s));
     write_word(nz.super->magic, s.magic, sizeof(s.magic));
     nvm_memset(nz.table, 0, nz.pages);
@@ -234,29 +327,36 @@ static void format(const struct nzone_geometry *g, time_t epoch)
     s.item_header_bytes = g->item_header_bytes;
     memcpy(s.chunk_sizes, g->chunk_sizes, sizeof(s.chunk_sizes));
     s.epoch = (int64_t)epoch;
-    s.seal = random_seal(previous);
+    s.seal = random_seal(earlier);
+    memcpy(s.earlier_seals, earlier, sizeof(earlier));
     memcpy(s.magic, nzone_magic, sizeof(nzone_magic));
     s.checksum = static_checksum(&s);
-    s.state = STATE_RUNNING;
     nvm_write((char *)nz.super + sizeof(s.magic), (char *)&s + sizeof(s.magic),
               sizeof(s) - sizeof(s.magic));
     nvm_persist(nz.super, sizeof(s));
-    write_word(nz.super->magic, nzone_magic, sizeof(nzone_magic));
     nz.seal = s.seal;
+    memcpy(nz.earlier_seals, earlier, sizeof(earlier));
+    memset(&nz.cur, 0, sizeof(nz.cur));
+    write_runs((struct nzone_run){ .state = STATE_RUNNING });
+    write_word(nz.super->magic, nzone_magic, sizeof(nzone_magic));
 }
 
 static void read_warm_state(struct nzone_attach_result *out)
 {
     struct nzone_super s;
+    struct nzone_run runs[NZONE_RUN_COPIES];
     nvm_read(&s, nz.super, sizeof(s));
+    read_runs(runs);
     nz.seal = s.seal;
-    out->start = s.state == STATE_STOPPED ? NZONE_WARM_CLEAN
-                                          : NZONE_WARM_CRASH;
+    memcpy(nz.earlier_seals, s.earlier_seals, sizeof(nz.earlier_seals));
+    nz.cur = runs[newest_run(runs, s.seal)];    /* judge found one */
+    out->start = nz.cur.state == STATE_STOPPED ? NZONE_WARM_CLEAN
+                                               : NZONE_WARM_CRASH;
     out->epoch = (time_t)s.epoch;
-    out->last_time = s.last_time;
-    out->max_cas = s.max_cas;
-    out->oldest_live = s.oldest_live;
-    out->oldest_cas = s.oldest_cas;
+    out->last_time = nz.cur.last_time;
+    out->max_cas = nz.cur.max_cas;
+    out->oldest_live = nz.cur.oldest_live;
+    out->oldest_cas = nz.cur.oldest_cas;
 }
 
 int nzone_attach(const struct nzone_geometry *g, enum tier_restart mode,
@@ -276,6 +376,7 @@ int nzone_attach(const struct nzone_geometry *g, enum tier_restart mode,
         return -1;
     }
     nz.super = (struct nzone_super *)nvm_zone.base;
+    nz.run = (struct nzone_run *)((char *)nvm_zone.base + NZONE_RUN_OFF);
     nz.table = (uint8_t *)nvm_zone.base + NZONE_TABLE_OFF;
     out->first_page = first;
     out->pages = nz.pages;
@@ -347,8 +448,11 @@ void nzone_mark_running(time_t epoch)
         write_word(&nz.super->checksum, &s.checksum, sizeof(s.checksum));
         write_word(nz.super->magic, nzone_magic, sizeof(nzone_magic));
     }
-    uint32_t state = STATE_RUNNING;
-    write_word(&nz.super->state, &state, sizeof(state));
+    pthread_mutex_lock(&run_lock);
+    struct nzone_run r = nz.cur;
+    r.state = STATE_RUNNING;
+    write_runs(r);
+    pthread_mutex_unlock(&run_lock);
 }
 
 void nzone_mark_stopped(rel_time_t now, uint64_t max_cas)
@@ -356,11 +460,13 @@ void nzone_mark_stopped(rel_time_t now, uint64_t max_cas)
     if (!nz.attached) {
         return;
     }
-    uint32_t t = now;
-    uint32_t state = STATE_STOPPED;
-    write_word(&nz.super->last_time, &t, sizeof(t));
-    write_word(&nz.super->max_cas, &max_cas, sizeof(max_cas));
-    write_word(&nz.super->state, &state, sizeof(state));
+    pthread_mutex_lock(&run_lock);
+    struct nzone_run r = nz.cur;
+    r.last_time = now;
+    r.max_cas = max_cas;
+    r.state = STATE_STOPPED;
+    write_runs(r);
+    pthread_mutex_unlock(&run_lock);
 }
 
 void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas)
@@ -368,9 +474,43 @@ void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas)
     if (!nz.attached) {
         return;
     }
-    uint32_t live = oldest_live;
-    write_word(&nz.super->oldest_cas, &oldest_cas, sizeof(oldest_cas));
-    write_word(&nz.super->oldest_live, &live, sizeof(live));
+    pthread_mutex_lock(&run_lock);
+    struct nzone_run r = nz.cur;
+    r.oldest_live = oldest_live;
+    r.oldest_cas = oldest_cas;
+    write_runs(r);
+    pthread_mutex_unlock(&run_lock);
+}
+
+unsigned int nzone_earlier_seals(uint32_t *out)
+{
+    unsigned int n = 0;
+    for (int i = 0; i < NZONE_EARLIER_SEALS; i++) {
+        if (nz.earlier_seals[i] != 0) {
+            out[n++] = nz.earlier_seals[i];
+        }
+    }
+    return n;
+}
+
+/* ---- a run that does not use the zone ---- */
+
+bool nzone_disown(void)
+{
+    char seen[sizeof(nzone_magic)];
+    if (nvm_zone.base == NULL || nvm_zone.size < NZONE_SUPER_BYTES) {
+        return false;
+    }
+    nvm_read(seen, nvm_zone.base, sizeof(seen));
+    if (memcmp(seen, nzone_magic, sizeof(nzone_magic)) != 0) {
+        return false;
+    }
+    write_word(nvm_zone.base, (char[sizeof(nzone_magic)]){ 0 },
+               sizeof(nzone_magic));
+    /* a file in the page cache: survive power loss too, since this run
+     * will never sync the zone again */
+    nvm_zone_sync(&nvm_zone);
+    return true;
 }
 
 const char *nzone_start_name(enum nzone_start start)

@@ -4,13 +4,13 @@
  * of the zone, read at start-up to decide between a warm and a cold
  * start, and kept up to date while the server runs.  The layout of the
  * items in the pages is nitem.h's; which chunks hold items is found again
- * by the recovery scan (items_recover.c).
+ * by the recovery scan (items_restart.c).
  *
  * Locks: nzone_attach runs at start-up before other threads exist;
  * nzone_set_page_class is called under slabs_tier.c's tier lock; the
- * note/mark functions write single aligned words and are called by one
- * thread at a time (flush_all under no lock: each call writes whole
- * words, the last writer wins, as with settings.oldest_live).
+ * note/mark functions take nzone.c's run lock, so that flush_all on
+ * several workers at once leaves the last writer's state in both copies
+ * (as with settings.oldest_live, the last writer wins).
  */
 #ifndef NZONE_H
 #define NZONE_H
@@ -24,8 +24,13 @@
 #include <stdint.h>
 #include <time.h>
 
-/* Bumped whenever the superblock, the page table or nitem_hdr changes. */
-#define NZONE_LAYOUT_VERSION 1
+/* Bumped whenever the superblock, the page table or nitem_hdr changes
+ * (2: items sealed with their checksum, the run state kept twice with a
+ * checksum each, earlier layouts' seals kept). */
+#define NZONE_LAYOUT_VERSION 2
+
+/* Seals of earlier layouts the superblock remembers (nzone_earlier_seals). */
+#define NZONE_EARLIER_SEALS 3
 
 /* What the items in the zone were laid out with: a warm start needs all
  * of it unchanged. */
@@ -75,8 +80,14 @@ int nzone_attach(const struct nzone_geometry *g, enum tier_restart mode,
 /* Whether nzone_attach succeeded (the functions below are no-ops before). */
 bool nzone_attached(void);
 
-/* The value a whole N item's seal must hold in this layout (never 0). */
+/* This layout's seal (never 0): the seed of every N item's checksum,
+ * which its seal word holds once it is whole (nitem.h). */
 uint32_t nzone_seal(void);
+/* The seals of the layouts the zone held before this one (at most
+ * NZONE_EARLIER_SEALS, newest first) into out; returns how many.  A chunk
+ * sealed with one of them is a remnant a format left, not a corrupt item
+ * (items_restart.c). */
+unsigned int nzone_earlier_seals(uint32_t *out);
 
 /* The class recorded for zone page `page` (0: not given to a class). */
 unsigned int nzone_page_class(uint64_t page);
@@ -88,12 +99,20 @@ void nzone_set_page_class(uint64_t page, unsigned int id);
  * which a restored -e memory file may have moved after a cold format): a
  * later start without nzone_mark_stopped is a crash recovery. */
 void nzone_mark_running(time_t epoch);
-/* An orderly stop: the clock and the cas counter, then the stopped mark,
- * each durable before the next. */
+/* An orderly stop: the clock, the cas counter and the stopped mark, in
+ * one update of the run state (durable when it returns). */
 void nzone_mark_stopped(rel_time_t now, uint64_t max_cas);
 /* flush_all: items stored at or before oldest_live (cas below oldest_cas)
- * must stay dead after a restart. */
+ * must stay dead after a restart; durable in both copies of the run state
+ * when it returns, before flush_all replies. */
 void nzone_note_flush(rel_time_t oldest_live, uint64_t oldest_cas);
+
+/* A run that maps a persistent zone but will not use it (tier_policy=dram)
+ * serves changes the zone never sees, so no later start may recover the
+ * zone's items: its magic is cleared, durably, before anything is served,
+ * and the next start finds no layout (a cold start; nvm_restart=require
+ * refuses it).  True when the zone held a layout. */
+bool nzone_disown(void);
 
 const char *nzone_start_name(enum nzone_start start);
 

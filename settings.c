@@ -177,6 +177,10 @@ static void usage(void)
 "   - nvm_restart=<m>      items an nvm_path= zone holds at start: yes\n"
 "                          (default: kept when the layout matches, else a\n"
 "                          cold start that says why), no, require\n"
+"   - nvm_verify=<m>       check N items' checksums at a warm restart\n"
+"                          (recovery, the default) or also at every\n"
+"                          lookup of an N item (read: a corrupt one is\n"
+"                          dropped and answered as a miss)\n"
 "   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
 "                          (the paper's NVM: 224:924)\n"
@@ -383,8 +387,9 @@ static void refuse_unbuilt_subopt(const char *name)
  * while no N-zone is in use they change nothing (check_tier_settings
  * says so). */
 static const char *const tier_only_names[] = {
-    "nvm_emulate", "nvm_restart", "tier_placement", "tier_promote",
-    "tier_threshold", "tier_adjust_period", "tier_decay_period",
+    "nvm_emulate", "nvm_restart", "nvm_verify", "tier_placement",
+    "tier_promote", "tier_threshold", "tier_adjust_period",
+    "tier_decay_period",
     "tier_reassign", "tier_reassign_period", "tier_reassign_rate",
     "tier_reassign_weight", "tier_inflight_limit", "tier_staging_limit",
     NULL
@@ -575,6 +580,15 @@ static bool parse_tier_subopt(const char *name, const char *val)
             settings.tier.restart = TIER_RESTART_REQUIRE;
         } else {
             die("nvm_restart must be yes, no or require (got %s)",
+                val ? val : "nothing");
+        }
+    } else if (strcmp(name, "nvm_verify") == 0) {
+        if (val != NULL && strcmp(val, "read") == 0) {
+            settings.tier.verify_reads = true;
+        } else if (val != NULL && strcmp(val, "recovery") == 0) {
+            settings.tier.verify_reads = false;
+        } else {
+            die("nvm_verify must be recovery or read (got %s)",
                 val ? val : "nothing");
         }
     } else if (strcmp(name, "tier_inflight_limit") == 0) {

@@ -432,6 +432,8 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     static const char *const restart_names[] = { "yes", "no", "require" };
     append_stat("nvm_restart", add_stats, c, "%s",
                 restart_names[settings.tier.restart]);
+    append_stat("nvm_verify", add_stats, c, "%s",
+                settings.tier.verify_reads ? "read" : "recovery");
 }
 
 void stats_reset(void)

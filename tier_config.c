@@ -26,4 +26,5 @@ void tier_config_init(struct tier_config *tc)
     tc->inflight_limit = 16 * 1024 * 1024;
     tc->staging_limit = 8 * 1024 * 1024;
     tc->restart = TIER_RESTART_YES;
+    tc->verify_reads = false;
 }

@@ -74,6 +74,10 @@ struct tier_config {
     size_t staging_limit;         /* bytes of staging buffers (N-bound
                                    * values) per worker thread (items_n.c) */
     enum tier_restart restart;    /* nvm_restart */
+    /* nvm_verify=read: every lookup of an N item reads it whole and checks
+     * its checksum (doc/restart.md "Items and their seal"); recovery:
+     * only a warm restart's scan does */
+    bool verify_reads;
 };
 
 /* The defaults: hotter, dram_first, async promotion, the options'

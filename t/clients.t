@@ -4,6 +4,8 @@
 # binary=True, over the binary one) and pymemcache (pip) run
 # get/set/get_multi/cas/incr/decr/delete/touch/add/append through a small
 # python script; each script prints OK lines and exits 0 on success.
+# pylibmc also fetches 20,000 keys of 0-2,048 bytes, every fifth empty,
+# with get_multi (issue 21: empty values broke binary connections).
 # Perl's Cache::Memcached is exercised too.  A client library that is not
 # installed is skipped with the reason printed.
 use strict;
@@ -65,6 +67,21 @@ check("pickled object", mc.set("pl:obj", {"k": [1, 2, 3]}) and mc.get("pl:obj") 
 check("stats", int(mc.get_stats()[0][1]["curr_connections"]) >= 1)
 check("prepend", mc.prepend("pl:b", "<") and mc.get("pl:b") == "<again!")
 check("delete_multi", mc.delete_multi(["pl:x", "pl:y"]) and mc.get("pl:x") is None)
+check("empty value", mc.set("pl:e", b"") and mc.get("pl:e") == b"")
+check("a request after an empty value", mc.get("pl:e") == b"" and mc.get("pl:b") == "<again!")
+# issue 21: binary get_multi lost keys when an empty value's reply was
+# the last one the server queued before it read the rest of the batch
+import random
+rnd = random.Random(21)
+vals = {"pl:gm%05d" % i: b"v" * (0 if i % 5 == 0 else rnd.randint(1, 2048))
+        for i in range(20000)}
+keys = sorted(vals)
+for i in range(0, len(keys), 1000):
+    mc.set_multi({k: vals[k] for k in keys[i:i + 1000]})
+for p in range(3):
+    got = mc.get_multi(keys)
+    lost = sum(1 for k in keys if got.get(k) != vals[k])
+    check("get_multi of 20000 keys of 0-2048 bytes, pass %d: %d lost" % (p, lost), lost == 0)
 mc.flush_all()
 check("flush_all", mc.get("pl:b") is None)
 print("DONE")

@@ -90,6 +90,8 @@ refused_ok('-o nvm_size=8m,nvm_restart=require',
 refused_ok('-o nvm_node=0,nvm_size=8m,nvm_restart=require',
     [qr/^nvm_restart=require needs an nvm_path= N-zone/,
      qr/an nvm_node= N-zone starts empty/]);
+refused_ok('-o nvm_size=8m,nvm_verify=always',
+    [line_re('nvm_verify must be recovery or read (got always)')]);
 
 # the zone's first page holds its metadata: two pages at least
 refused_ok('-o nvm_size=4k',
@@ -132,6 +134,9 @@ warns_ok('-m 8 -o nvm_size=8m,tier_policy=dram,tier_decay_period=10',
         . 'in use (tier_policy=dram leaves it unused)'),
      line_re('WARNING: tier_policy=dram leaves the N-zone unused: its '
         . '8388608 bytes hold no item')]);
+warns_ok('-o nvm_verify=read',
+    [line_re('WARNING: -o nvm_verify: no effect without an N-zone in use '
+        . '(no nvm_size= was given)')]);
 warns_ok('-m 8 -o nvm_size=8m,nvm_restart=no',
     [line_re('WARNING: -o nvm_restart has no effect: an anonymous N-zone '
         . 'starts empty at every start (only nvm_path= keeps items)')]);
@@ -139,6 +144,7 @@ warns_ok('-m 8 -o nvm_size=8m,nvm_restart=no',
 # ---------------------------------------- every option takes effect: quiet
 
 warns_ok('-o nvm_size=2m', []);
+warns_ok('-m 8 -o nvm_size=8m,nvm_verify=read', []);
 warns_ok('-m 64 -I 2m -o nvm_size=4m', []);
 warns_ok('-o tier_mq_queues=4,dram_node=0', []);
 warns_ok('-m 8 -o nvm_size=8m,tier_threshold=8,tier_promote=sync,'
