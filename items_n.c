@@ -7,12 +7,12 @@
  * the staging buffers of values bound for the N-zone), the per-worker
  * budgets of snapshots that replies hold and of staging buffers, the
  * reader count per N item, a hit on an N item (expiry, hotness in its
- * location word, the policy's re-hit hook), the checksum a hit verifies under nvm_verify=read
- * (dropping a corrupt item), linking and unlinking N items in the index,
- * writing an item to an N chunk, and the engine's side of the CLOCK
- * (clock_nvm.h) and of the crawler for N items.  Large staging buffers
- * have mappings of their own, kept in a pool of spares for the next ones
- * while stores use them.
+ * location word, the policy's re-hit hook), the checksum a hit verifies
+ * under nvm_verify=read (dropping a corrupt item), linking and unlinking
+ * N items in the index, writing an item to an N chunk, and the engine's
+ * side of the CLOCK (clock_nvm.h) and of the crawler for N items.  Large
+ * staging buffers have mappings of their own, kept in a pool of spares
+ * for the next ones while stores use them.
  *
  * Locks: every do_ function and every function here that takes a location
  * word expects the item lock of that item held (items.c's rules); an N
