@@ -1107,10 +1107,9 @@ void storage_init(void)
     }
 }
 
-/* -L and -e preallocate like memcached, with its message when -m is too
- * small for one page per class; pages are then allocated on demand.
- * memcached does not start with -e then, but our pages and classes are not
- * its (doc/protocol.md "Storage"): -m values it accepts could fail here. */
+/* -L preallocates like memcached, with its message when -m is too small
+ * for one page per class; pages are then allocated on demand.  -e carves
+ * its file on demand from the start (doc/restart.md "The memory file"). */
 static void preallocate_pages(void)
 {
     size_t needed;

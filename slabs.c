@@ -541,7 +541,10 @@ bool slabs_preallocate(size_t *needed)
 
     pthread_mutex_lock(&slabs_lock);
     *needed = (size_t)(power_largest - POWER_SMALLEST + 1) * page_size;
-    if (zm->prealloc_base != NULL && zm->prealloc_used == 0) {
+    /* -e carves the memory file as classes need pages: a page for every
+     * class up front would leave the classes in use a third less of -m */
+    if (zm->prealloc_base != NULL && zm->prealloc_used == 0
+            && !zm->region_is_file) {
         ok = zm->prealloc_size >= *needed;
         for (unsigned int id = POWER_SMALLEST; ok && id <= power_largest;
                 id++) {

@@ -63,11 +63,11 @@ bool slabs_region_adopt(const struct slabs_region_page *pages,
 typedef bool (*slabs_chunk_keep)(item *chunk, unsigned int clsid, void *arg);
 void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg);
 
-/* -L and -e, at start-up once a warm restart had its chance to adopt
- * the region's pages: when nothing was adopted, every class gets its
- * first page from the region, as memcached preallocates.  False when the
- * region cannot hold one page per class (*needed bytes): nothing is
- * carved then, and a -L region is dropped (pages are malloc'd). */
+/* -L, at start-up: every class gets its first page from the region, as
+ * memcached preallocates.  False when the region cannot hold one page per
+ * class (*needed bytes): nothing is carved then, and the region is
+ * dropped (pages are malloc'd).  An -e memory file is left to be carved
+ * as classes need pages. */
 bool slabs_preallocate(size_t *needed);
 
 /* Classes are 1..slabs_largest_clsid(); unsigned int slabs_clsid(size) in
