@@ -116,9 +116,17 @@ sub item_class {
     cmp_ok($t1->{copies_stored}, '<=', $t1->{d_items},
         'fill: no N store did');
     is($t1->{n_copies}, $t1->{copies_stored}, 'fill: each copy kept');
-    # D is full now (the tick has noted it): new keys, and new versions of
-    # the keys the fill left in D, are stored without a copy
-    sleep 0.2;
+    # D is full now: once the tier thread's tick has noted it (a probe
+    # key stored without a copy shows it has), new keys, and new versions
+    # of the keys the fill left in D, are stored without a copy
+    my $probe = 0;
+    ok(wait_until(10, sub {
+        my $before = $srv->tier_stats->{copies_stored};
+        $probe++;
+        store_range($s, 'probe', $probe, $probe);
+        return $srv->tier_stats->{copies_stored} == $before;
+    }), "fill: the tick noted that D is full ($probe probes)");
+    $t1 = $srv->tier_stats;
     is(store_range($s, 'f', 1, 20), 20, 'fill: 20 keys stored again');
     is(store_range($s, 'f', 401, 420), 20, 'fill: 20 new keys stored');
     my $t2 = $srv->tier_stats;
@@ -126,6 +134,10 @@ sub item_class {
         'fill: no copy written once D is full');
     # promotions now displace items the fill left in D: onto their copies
     read_twice($s, 'f', 301, 400);
+    # the tier thread demotes for the promotions it carries out
+    wait_until(10, sub {
+        $srv->tier_stats->{demotions} > $t2->{demotions}
+    });
     my $t3 = $srv->tier_stats;
     my $demoted = $t3->{demotions} - $t2->{demotions};
     my $onto = $t3->{copy_demotions} - $t2->{copy_demotions};
