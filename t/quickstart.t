@@ -3,9 +3,13 @@
 # run from a copy of the scripts whose install-deps and build do nothing
 # and whose build/memcached is the binary under test, `-p PORT -m 8 -o
 # nvm_size=16m` serves on PORT, and the banner names that address, those
-# sizes and the N-zone's file; scripts/demo-load HOST:PORT loads it.
+# sizes and the N-zone's file; scripts/demo-load HOST:PORT loads it. The
+# N-zone lives in state/, outside the directories scripts/test removes:
+# after a stop and that removal, the next start still has the N items
+# (the first start had none).
 use strict;
 use warnings;
+use feature 'state';
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
@@ -46,7 +50,8 @@ sub slurp {
 # exec) and the log it writes.
 sub start_quickstart {
     my (@args) = @_;
-    my $log = "$tree/quickstart." . (@running + 1) . '.log';
+    state $starts = 0;
+    my $log = "$tree/quickstart." . ++$starts . '.log';
     my $pid = fork();
     die "fork: $!" unless defined $pid;
     if ($pid == 0) {
@@ -106,7 +111,7 @@ my $banner = wait_banner($pid, $log);
 like($banner, qr/^tiercached listening on 127\.0\.0\.1:$port \(Ctrl-C/m,
     'banner: the port given with -p');
 unlike($banner, qr/11211/, 'banner: the default port nowhere');
-like($banner, qr/^  D-zone: 8 MB of DRAM; N-zone: 16 MB in build\/nvm-zone,/m,
+like($banner, qr/^  D-zone: 8 MB of DRAM; N-zone: 16 MB in state\/nvm-zone,/m,
     'banner: the sizes given with -m and -o nvm_size, the N-zone file');
 like($banner, qr/^  in another terminal: scripts\/demo-load 127\.0\.0\.1:$port /m,
     'banner: demo-load with the address');
@@ -115,6 +120,9 @@ my $set = stats($port, 'settings');
 is($set->{tcpport}, $port, 'the server serves on that port');
 is($set->{maxbytes}, 8 * 1024 * 1024, 'the server has -m 8');
 is($set->{nvm_size}, 16 * 1024 * 1024, 'the server has nvm_size=16m');
+ok(-f "$tree/state/nvm-zone" && !-e "$tree/build/nvm-zone",
+    'the N-zone file is state/nvm-zone, not in build/');
+is(stats($port, 'tier')->{n_items}, 0, 'the first start holds no N item');
 
 # demo-load on that address, reading for 1 s
 my ($rc, $out) = run_binary("$root/scripts/demo-load",
@@ -122,5 +130,33 @@ my ($rc, $out) = run_binary("$root/scripts/demo-load",
 is($rc, 0, 'demo-load HOST:PORT succeeds') or diag($out);
 like($out, qr/^stored .* n_items=[1-9]/m, 'demo-load filled the N-zone');
 is(stop_quickstart($pid), 0, 'SIGINT stops the quickstart\'s server');
+
+# what scripts/test removes before it builds, removed here the same way
+my ($rm) = slurp("$root/scripts/test") =~ /^(rm -rf [^\n]*\bbuild\b[^\n]*)$/m;
+ok($rm, 'scripts/test removes build directories with one rm -rf')
+    or diag('no such line in scripts/test');
+is(system('sh', '-c', "cd '$tree' && $rm"), 0, "ran: $rm");
+ok(!-e "$tree/build", 'build/ is gone');
+mkdir "$tree/build" or die "$tree/build: $!";
+symlink $bin, "$tree/build/memcached" or die "symlink: $!";
+
+($pid, $log) = start_quickstart('-p', $port, '-m', '8', '-o', 'nvm_size=16m');
+$banner = wait_banner($pid, $log);
+like($banner, qr/listening on 127\.0\.0\.1:$port /, 'started again');
+my $tier = stats($port, 'tier');
+cmp_ok($tier->{n_items}, '>', 0, 'the N-zone\'s items are back');
+my $hits = 0;
+my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+    Proto => 'tcp', Timeout => 5) or die "connect: $!";
+# demo-load's keys are demo:000000 on; the stores went in order
+for my $from (map { $_ * 100 } 0 .. 39) {
+    my $reply = send_recv($s, 'get '
+        . join(' ', map { sprintf 'demo:%06d', $_ } $from .. $from + 99)
+        . "\r\n");
+    $hits += () = $reply =~ /^VALUE demo:/mg;
+}
+close $s;
+cmp_ok($hits, '>', 0, "demo-load's values are served again ($hits)");
+is(stop_quickstart($pid), 0, 'the second start stops too');
 
 done_testing();
