@@ -143,7 +143,7 @@ static void usage(void)
 " mounts!\n"
 "                          enables restartable cache (stop with SIGUSR1)\n"
 "-S, --enable-sasl         turn on SASL authentication (Cyrus SASL, binary\n"
-"                          protocol only; see doc/memcached.1)\n"
+"                          protocol only; see memcached(1))\n"
 "-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
 "                          user:pass\\nuser2:pass2\\n\n"
 "-Z, --enable-ssl          enable TLS on the TCP listeners (options: ssl_*)\n"

@@ -1,12 +1,14 @@
 #!/usr/bin/perl
 # install.t: `make install DESTDIR=...` from the build directory that holds
 # the binary under test lays out the daemon (as `memcached`), its man page,
-# the documentation, tiercached.service, tiercached.conf and the wrapper, and
-# not memcached-debug; a reinstall keeps an edited conf and uninstall removes
-# the rest; the unit passes `systemd-analyze verify`; tiercached-wrapper
-# builds the daemon's command line from a Debian-style conf (comments,
-# quoting, -d and logfile dropped, the default -u user) and really starts
-# the daemon with it.
+# the documentation, tiercached.service, tiercached.conf and the wrapper,
+# the Prometheus exporter (tiercached-exporter) and its
+# tiercached-exporter.service, and not memcached-debug; a reinstall keeps an
+# edited conf and uninstall removes the rest; both units pass
+# `systemd-analyze verify`; tiercached-wrapper builds the daemon's command
+# line from a Debian-style conf (comments, quoting, -d and logfile dropped,
+# the default -u user) and really starts the daemon with it; the installed
+# exporter scrapes that daemon.
 use strict;
 use warnings;
 use FindBin;
@@ -77,9 +79,16 @@ my $conf_default = $one->(qr{/share/tiercached/tiercached\.conf\.default\z},
     'default conf');
 my $wrapper = $one->(qr{/libexec/tiercached/tiercached-wrapper\z},
     'wrapper');
+my $exporter = $one->(qr{/bin/tiercached-exporter\z},
+    'exporter (bin/tiercached-exporter)');
+my $exporter_unit = $one->(
+    qr{/lib/systemd/system/tiercached-exporter\.service\z}, 'exporter unit');
 is_deeply([grep { /memcached-debug/ } @files], [],
     'memcached-debug is not installed');
 ok(-x "$dest$daemon" && -x "$dest$wrapper", 'daemon and wrapper executable');
+ok(-x "$dest$exporter", 'exporter executable');
+is(slurp("$dest$exporter"), slurp("$root/scripts/tiercached-exporter"),
+    'the installed exporter is scripts/tiercached-exporter');
 my (undef, $v) = run_binary("$dest$daemon", ['-V'], 5);
 like($v, qr/^memcached 1\.6\.18$/m, 'the installed daemon runs (-V)');
 like(slurp("$dest$man"), qr/^\.TH MEMCACHED 1/m, 'man page is memcached(1)');
@@ -93,23 +102,40 @@ ok($docdir, 'documentation directory share/doc/tiercached');
 my @missing = grep { !-f "$dest$docdir/$_" } @docs;
 is("@missing", '', 'every doc/*.md and README.md installed');
 
-# ---- the unit names installed paths
+# ---- the units name installed paths
+# the words of a unit's ExecStart, its continuation lines joined
+sub exec_start {
+    my ($text) = @_;
+    (my $joined = $text) =~ s/\\\n\s*/ /g;
+    my ($line) = $joined =~ /^ExecStart=(.*)$/m;
+    return split ' ', $line // '';
+}
 my $unit_text = slurp("$dest$unit");
-(my $unit_joined = $unit_text) =~ s/\\\n\s*/ /g;
-my ($exec_start) = $unit_joined =~ /^ExecStart=(.*)$/m;
-my ($exec, $exec_conf) = split ' ', $exec_start // '';
+my ($exec, $exec_conf) = exec_start($unit_text);
 is($exec, $wrapper, 'unit: ExecStart runs the installed wrapper');
 is($exec_conf, $conf, 'unit: the wrapper reads the installed conf');
 unlike($unit_text, qr/^PrivateDevices=(?:true|yes)/m,
     'unit: no PrivateDevices (it would hide /dev/dax*)');
 like($unit_text, qr/^DeviceAllow=char-dax rw$/m, 'unit: DAX devices allowed');
 unlike($unit_text, qr/^User=/m, 'unit: the daemon drops to -u itself');
+my $exporter_text = slurp("$dest$exporter_unit");
+my @exporter_exec = exec_start($exporter_text);
+is_deeply(\@exporter_exec, [$exporter, '$OPTIONS'],
+    'exporter unit: ExecStart runs the installed exporter with $OPTIONS');
+like($exporter_text, qr/^Environment=OPTIONS=$/m,
+    'exporter unit: OPTIONS empty by default');
+my ($doc_uri) = $exporter_text =~ /^Documentation=file:(\S+)$/m;
+ok($doc_uri && -f "$dest$doc_uri" && $doc_uri =~ /monitoring\.md\z/,
+    'exporter unit: Documentation names the installed monitoring.md')
+    or diag($doc_uri // 'no Documentation=file:');
+like($exporter_text, qr/^DynamicUser=(?:true|yes)$/m,
+    'exporter unit: runs as a user of its own');
 
 # ---- systemd-analyze verify
 SKIP: {
     my $analyze = `command -v systemd-analyze 2>/dev/null`;
     chomp $analyze;
-    skip 'systemd-analyze is not installed', 3 unless $analyze;
+    skip 'systemd-analyze is not installed', 5 unless $analyze;
     # verify checks ExecStart's program exists: point it into DESTDIR
     my $dir = tempdir('verify-XXXXXX', TMPDIR => 1, CLEANUP => 1);
     (my $copy = $unit_text) =~ s{\Q$wrapper\E}{$dest$wrapper}g;
@@ -128,6 +154,12 @@ SKIP: {
         '$dir/bad/tiercached.service' 2>&1`;
     like($report, qr/ProtectHome|protect home/i,
         'systemd-analyze verify reports a bad setting');
+    (my $ecopy = $exporter_text) =~ s{\Q$exporter\E}{$dest$exporter}g;
+    spew("$dir/tiercached-exporter.service", $ecopy);
+    $report = `cd '$dir' && '$analyze' verify --man=no \\
+        '$dir/tiercached-exporter.service' 2>&1`;
+    is($? >> 8, 0, 'systemd-analyze verify, exporter unit: exit status 0');
+    is($report, '', 'systemd-analyze verify, exporter unit: no complaint');
 }
 
 # ---- the wrapper's command line
@@ -199,6 +231,16 @@ spew("$work/run.conf", "-d\n-m 8\n-o nvm_size=32m\n-t 1\n");
     is($set->{nvm_size}, 32 * 1024 * 1024, 'wrapper-started daemon: N-zone');
     is($set->{tcpport}, $srv->port, 'wrapper-started daemon: extra -p');
     is($srv->stats->{server}, 'tiercached', 'wrapper-started daemon answers');
+    SKIP: {
+        skip 'python3 cannot import prometheus_client (install-deps)', 2
+            if system('python3 -c "import prometheus_client" 2>/dev/null');
+        my ($ecode, $scrape) = run_binary("$dest$exporter",
+            ['--once', '--server', '127.0.0.1:' . $srv->port], 30);
+        is($ecode, 0, 'installed exporter --once: exit status 0')
+            or diag($scrape);
+        like($scrape, qr/^tiercached_up 1(?:\.0)?$/m,
+            'installed exporter reads the daemon (tiercached_up 1)');
+    }
     $srv->stop;
 }
 
