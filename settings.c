@@ -232,9 +232,9 @@ static void usage(void)
 "     tail_repair_time, slab_chunk_max, watcher_logbuf_size,\n"
 "     worker_logbuf_size, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
-"     drop_privileges, and extstore's tuning) are accepted with a\n"
-"     warning that they have no effect here; extstore's file and the\n"
-"     proxy's options stop the start (neither exists here): see\n"
+"     drop_privileges, ext_*) are accepted with a warning that\n"
+"     they have no effect here; extstore's file and the proxy's\n"
+"     options stop the start (neither exists here): see\n"
 "     doc/protocol.md\n");
 }
 

@@ -67,7 +67,7 @@ cmp_ok(scalar @subs, '>=', 60, scalar(@subs) . ' sub-option names in -h');
 ok((grep { $_ eq '--port' } @options) && (grep { $_ eq '-vvv' } @options)
     && (grep { $_ eq 'nvm_size' } @subs) && (grep { $_ eq 'modern' } @subs)
     && (grep { $_ eq 'slab_reassign' } @subs)
-    && (grep { $_ eq 'proxy_*' } @subs),
+    && (grep { $_ eq 'ext_*' } @subs),
     'the parsing finds options, long options and sub-options of each kind');
 
 sub names {

@@ -159,8 +159,8 @@ warns_ok('-m 8 -o nvm_size=8m,tier_threshold=8,tier_promote=sync,'
 my ($code, $help) = run_binary($bin, ['-h'], 10);
 is($code, 0, '-h exits 0');
 like($help, qr/at least two slab\s+pages/, '-h: nvm_size names its minimum');
-like($help, qr/accepted with a\s+warning/, '-h: ignored options warn');
-like($help, qr/extstore's file and the\s+proxy's options stop the start/,
+like($help, qr/accepted with a warning/, '-h: ignored options warn');
+like($help, qr/extstore's file and the proxy's\s+options stop the start/,
     '-h: extstore and the proxy refuse to start');
 # memcached's own test library takes these words in -h for the features
 unlike($help, qr/ext_path/i, '-h: no ext_path (no extstore here)');
