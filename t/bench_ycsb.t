@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # t/bench_ycsb.t - the YCSB binding (bench/ycsb, spymemcached) loads and
-# runs workloads A, B, C against the server with small counts.  Needs Java,
+# runs the core workloads A to F against the server with small counts, then
+# reruns C on the records already there (LOAD=0).  Needs Java,
 # Maven and the module's dependencies already in the Maven cache (it builds
 # offline): otherwise it skips, saying why.
 use strict;
@@ -71,17 +72,48 @@ for (1 .. 100) {
 }
 ok($up, "$mc up on port $port") or die "server did not start\n";
 
-my $out = `RECORDS=2000 OPS=4000 MVN_OFFLINE=1 $root/scripts/ycsb 127.0.0.1:$port a b c 2>&1`;
+my $out = `RECORDS=2000 OPS=4000 MVN_OFFLINE=1 $root/scripts/ycsb 127.0.0.1:$port a b c d e f 2>&1`;
 is($? >> 8, 0, 'scripts/ycsb exits 0') or diag($out);
 like($out, qr/^workload a -load: \[INSERT\], Return=OK, 2000$/m, 'load inserted 2000 records');
-for my $wl (qw(a b c)) {
+
+# scripts/ycsb's count of OP's operations that returned RET in workload WL
+sub returned {
+    my ($wl, $op, $ret) = @_;
+    my ($n) = $out =~ /^workload $wl -t: \[\Q$op\E\], Return=$ret, (\d+)$/m;
+    return $n // 0;
+}
+for my $wl (qw(a b c d e f)) {
     like($out, qr/^workload $wl -t: \[OVERALL\], Throughput\(ops\/sec\), [0-9.]+$/m,
          "workload $wl reports throughput");
-    my ($reads) = $out =~ /^workload $wl -t: \[READ\], Return=OK, (\d+)$/m;
-    my ($upd) = $out =~ /^workload $wl -t: \[UPDATE\], Return=OK, (\d+)$/m;
-    is(($reads // 0) + ($upd // 0), 4000, "workload $wl: every operation OK");
 }
+for my $wl (qw(a b c)) {
+    is(returned($wl, 'READ', 'OK') + returned($wl, 'UPDATE', 'OK'), 4000,
+       "workload $wl: every read and update OK");
+}
+ok(returned('d', 'INSERT', 'OK') > 0, 'workload d inserts');
+is(returned('d', 'READ', 'OK') + returned('d', 'INSERT', 'OK'), 4000,
+   'workload d: every read and insert OK');
+ok(returned('e', 'INSERT', 'OK') > 0, 'workload e inserts');
+is(returned('e', 'SCAN', 'NOT_IMPLEMENTED') + returned('e', 'INSERT', 'OK'), 4000,
+   'workload e: inserts OK, scans NOT_IMPLEMENTED (memcached has no scan)');
+like($out, qr/^workload e -t: \[SCAN-FAILED\], Operations, \d+$/m,
+     'workload e: the no-op scans are listed as SCAN-FAILED');
+is(returned('f', 'READ', 'OK'), 4000, 'workload f: every operation reads');
+my ($rmw) = $out =~ /^workload f -t: \[READ-MODIFY-WRITE\], Operations, (\d+)$/m;
+ok($rmw, 'workload f reports READ-MODIFY-WRITE');
+is(returned('f', 'UPDATE', 'OK'), $rmw // -1,
+   'workload f: each read-modify-write updated');
 unlike($out, qr/Return=(ERROR|NOT_FOUND|UNEXPECTED_STATE)/, 'no failed operations');
+
+# D's inserts and E's both start at key 2000 (overwriting each other)
+my $inserted = returned('d', 'INSERT', 'OK');
+$inserted = returned('e', 'INSERT', 'OK') if returned('e', 'INSERT', 'OK') > $inserted;
+
+my $again = `LOAD=0 RECORDS=2000 OPS=4000 MVN_OFFLINE=1 $root/scripts/ycsb 127.0.0.1:$port c 2>&1`;
+is($? >> 8, 0, 'LOAD=0 scripts/ycsb c exits 0') or diag($again);
+unlike($again, qr/ -load: /, 'LOAD=0: no load phase');
+like($again, qr/^workload c -t: \[READ\], Return=OK, 4000$/m,
+     'LOAD=0: workload c reads the records loaded before');
 
 my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Proto => 'tcp');
 print $s "stats\r\n";
@@ -90,5 +122,5 @@ while (my $l = <$s>) {
     $items = $1 if $l =~ /^STAT curr_items (\d+)/;
     last if $l =~ /^END/;
 }
-is($items, 2000, 'the server holds the 2000 records');
+is($items, 2000 + $inserted, 'the server holds the 2000 records and the inserted ones');
 done_testing();
