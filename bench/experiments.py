@@ -18,6 +18,8 @@ bench/tcload as the load generator:
               reassignment policy
     fig11     overhead against stock memcached, DRAM only (throughput
               and callgrind instructions per request)
+    ycsb      YCSB workloads A-F (scripts/ycsb) against stock memcached:
+              ops/s and per-operation latency, DRAM only and tiered
     fogcached tiered server vs stock memcached + extstore vs stock
               memcached with a memory file (-e), same DRAM
 
@@ -75,7 +77,8 @@ TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
              "nvm_lines_read", "nvm_lines_written", "index_bytes",
              "d_items", "n_items")
 EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "placelong", "tputlong",
-               "fig7", "fig9", "fig10", "calcscale", "fig11", "scaling",
+               "fig7", "fig9", "fig10", "calcscale", "fig11", "ycsb",
+               "scaling",
                "fogcached", "choices")
 
 
@@ -1684,6 +1687,287 @@ def exp_fig11(ctx: Ctx) -> list:
     return [r]
 
 
+# ------------------------------------------------------------------ ycsb
+
+YCSB = ROOT / "scripts" / "ycsb"
+YCSB_WORKLOADS = (("a", "A: 50/50 read/update, zipfian"),
+                  ("b", "B: 95/5 read/update, zipfian"),
+                  ("c", "C: read only, zipfian"),
+                  ("d", "D: 95/5 read/insert, latest"),
+                  ("e", "E: 95/5 scan/insert, zipfian (no scan)"),
+                  ("f", "F: 50/50 read/read-modify-write, zipfian"))
+YCSB_OPS = ("READ", "UPDATE", "INSERT", "READ-MODIFY-WRITE")
+# Records (10 fields of 100 B: ~1.2 KB items, slab class 1.5 KB),
+# operations per workload, -m of stock memcached and of tiercached DRAM
+# only (the records and D's inserts fit with room to spare), the tiered
+# server's -m (about half of them) and N-zone, and the time after which
+# the experiment stops repeating.
+YCSB_SIZES = {"small": {"records": 10000, "ops": 30000, "mb": 64,
+                        "tier_mb": 8, "nvm_mb": 32, "budget_s": 540},
+              "full": {"records": 100000, "ops": 200000, "mb": 320,
+                       "tier_mb": 64, "nvm_mb": 256, "budget_s": 3600}}
+YCSB_LINE = re.compile(r"^workload (\w+) (-load|-t): \[([A-Z-]+)\], "
+                       r"([^,]+), (\S+)$")
+
+
+def ycsb_parse(text: str) -> dict:
+    """scripts/ycsb's lines as {phase: {throughput, runtime_ms, ops: {OP:
+    {operations, avg_us, p99_us, returns}}}}; phase "load" or a workload."""
+    phases: dict = {}
+    for line in text.splitlines():
+        m = YCSB_LINE.match(line)
+        if not m:
+            continue
+        wl, phase, op, metric, val = m.groups()
+        ph = phases.setdefault("load" if phase == "-load" else wl, {"ops": {}})
+        v = float(val)
+        v = None if math.isnan(v) else v
+        if op == "OVERALL":
+            key = "throughput" if metric.startswith("Throughput") else \
+                "runtime_ms" if metric.startswith("RunTime") else None
+            if key:
+                ph[key] = v
+            continue
+        o = ph["ops"].setdefault(op, {})
+        if metric == "Operations":
+            o["operations"] = int(v or 0)
+        elif metric == "AverageLatency(us)":
+            o["avg_us"] = v
+        elif metric == "99thPercentileLatency(us)":
+            o["p99_us"] = v
+        elif metric.startswith("Return="):
+            o.setdefault("returns", {})[metric[len("Return="):]] = int(v or 0)
+    return phases
+
+
+def ycsb_failed(phase: dict) -> int:
+    """Operations that did not return OK, but for E's scans, which the
+    binding answers NOT_IMPLEMENTED by design."""
+    n = 0
+    for op, o in phase.get("ops", {}).items():
+        for status, count in o.get("returns", {}).items():
+            if status != "OK" and not (op == "SCAN"
+                                       and status == "NOT_IMPLEMENTED"):
+                n += count
+    return n
+
+
+def ycsb_env(sz: dict, load: bool) -> list:
+    return (([] if load else ["LOAD=0"])
+            + ["RECORDS=%d" % sz["records"], "OPS=%d" % sz["ops"],
+               "MVN_OFFLINE=%s" % os.environ.get("MVN_OFFLINE", "1")])
+
+
+def ycsb_call(port: int, wl: str, load: bool, sz: dict) -> tuple:
+    """scripts/ycsb on one workload (after the load when asked); returns
+    (its phases, an error or None).  On a time-out the whole process
+    group goes, the JVM with it."""
+    env_args = ycsb_env(sz, load)
+    env = dict(os.environ, **dict(a.split("=", 1) for a in env_args))
+    timeout = 60 + (sz["records"] * load + sz["ops"]) / 200
+    p = subprocess.Popen([str(YCSB), "127.0.0.1:%d" % port, wl],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = "", "timed out after %d s" % timeout
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    phases = ycsb_parse(out)
+    if p.returncode != 0 or wl not in phases:
+        return phases, "scripts/ycsb %s exited %s: %s" % (
+            wl, p.returncode, (err or out).strip()[-300:])
+    return phases, None
+
+
+def ycsb_round(specs: list, sz: dict, ctx: Ctx, rep: int) -> dict:
+    """Every server fresh, side by side; the load and A on each in turn,
+    then B on each, ... F on each (the order rotates round by round);
+    `stats tier` of the tiered ones at the end.  {name: run}."""
+    k = rep % len(specs)
+    order = specs[k:] + specs[:k]
+    runs = {s.name: {"config": s.name, "server": s.cmdline(), "phases": {}}
+            for s in specs}
+    with contextlib.ExitStack() as stack:
+        srvs = {}
+        for s in order:
+            try:
+                srvs[s.name] = stack.enter_context(Server(s, ctx.work))
+            except ServerError as e:
+                runs[s.name]["error"] = str(e)
+        for i, (wl, _) in enumerate(YCSB_WORKLOADS):
+            for s in order:
+                res = runs[s.name]
+                if s.name not in srvs or "error" in res:
+                    continue
+                phases, err = ycsb_call(srvs[s.name].port, wl, i == 0, sz)
+                res["phases"].update(phases)
+                if err:
+                    res["error"] = err
+        for name, srv in srvs.items():
+            if "nvm_size=" in " ".join(srv.spec.args) \
+                    and ctx.tier_reason is None:
+                runs[name]["tier_after"] = srv.stats("tier")
+    for s in specs:
+        res = runs[s.name]
+        tput = " ".join("%s %.0f" % (w.upper(), res["phases"].get(w, {}).get(
+            "throughput") or 0) for w, _ in YCSB_WORKLOADS)
+        ctx.log("  %-30s %s" % (s.name, "error: " + res["error"]
+                                if "error" in res else tput))
+    return runs
+
+
+def ycsb_summary(runs: list, wl: str) -> dict:
+    ok = [r["phases"][wl] for r in runs
+          if r["phases"].get(wl, {}).get("throughput")]
+    s: dict = {"n": len(ok),
+               "throughput": median(p["throughput"] for p in ok),
+               "throughputs": [p["throughput"] for p in ok],
+               "failed": sum(ycsb_failed(p) for p in ok), "ops": {}}
+    for op in YCSB_OPS:
+        have = [p["ops"][op] for p in ok
+                if p["ops"].get(op, {}).get("operations")]
+        if have:
+            s["ops"][op] = {
+                "operations": median(o["operations"] for o in have),
+                "avg_us": median(o.get("avg_us") for o in have),
+                "p99_us": median(o.get("p99_us") for o in have)}
+    errors = [r["error"] for r in runs if "error" in r]
+    if errors and not ok:
+        s["error"] = errors[0]
+    return s
+
+
+def stock_version(stock: Path) -> str:
+    try:
+        return subprocess.run([str(stock), "-V"], capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "memcached"
+
+
+def exp_ycsb(ctx: Ctx) -> list:
+    sc = ctx.scale
+    sz = dict(YCSB_SIZES[sc.name])
+    if sc.requests != (FULL if sc.name == "full" else SMALL).requests:
+        sz["ops"] = sc.requests           # --requests: operations per workload
+    r = base_result("ycsb", "YCSB workloads A-F against stock memcached",
+                    "No figure in the paper: YCSB's core workloads A to F "
+                    "(read/update/insert/scan/read-modify-write mixes) "
+                    "through a spymemcached binding, tiercached against "
+                    "Debian's memcached.", ctx)
+    if not ctx.stock.exists():
+        r["not_available"].append(na("stock memcached %s not installed"
+                                     % ctx.stock))
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            r["not_available"].append(na("%s not installed (scripts/ycsb "
+                                         "needs Java and Maven)" % tool))
+    if r["not_available"]:
+        return [r]
+    specs = [plain("stock memcached", ctx.stock, sz["mb"]),
+             plain("tiercached DRAM only", ctx.server, sz["mb"]),
+             tiered("tiercached tiered, DRAM %d MB" % sz["tier_mb"], ctx,
+                    sz["tier_mb"], sz["nvm_mb"], "hotter")]
+    runs: dict = {s.name: [] for s in specs}
+    deadline = time.monotonic() + sz["budget_s"]
+    ctx.log("ycsb: %d records, %d operations per workload, A-F"
+            % (sz["records"], sz["ops"]))
+    for rep in range(sc.reps):
+        if rep > 0 and time.monotonic() > deadline:
+            r["notes"].append("time bound (%d s) reached: %d of %d "
+                              "repetitions" % (sz["budget_s"], rep, sc.reps))
+            break
+        live = [s for s in specs if not any(
+            x.get("error", "").startswith("option refused")
+            for x in runs[s.name])]   # it will not start next time either
+        for name, res in ycsb_round(live, sz, ctx, rep).items():
+            runs[name].append(res)
+    sums = {(s.name, w): ycsb_summary(runs[s.name], w)
+            for s in specs for w, _ in YCSB_WORKLOADS}
+    for s in specs:
+        r["configs"][s.name] = {
+            "server": s.cmdline(), "runs": runs[s.name],
+            "summary": {w: sums[(s.name, w)] for w, _ in YCSB_WORKLOADS}}
+    rows, lat_rows, series = [], [], {}
+    for w, label in YCSB_WORKLOADS:
+        ref = sums[(specs[0].name, w)]
+        for s in specs:
+            sm = sums[(s.name, w)]
+            rt = ratio(sm["throughput"], ref["throughput"])
+            rows.append([label, s.name, fmt(sm["throughput"], "ops"),
+                         ", ".join(fmt(x, "ops") for x in sm["throughputs"]),
+                         fmt(rt), fmt(sm["failed"], "int"),
+                         sm.get("error", "")])
+            if s is not specs[0] and w != "e":
+                series.setdefault(s.name, []).append([w.upper(), rt or 0])
+        for op in YCSB_OPS:
+            ro = ref["ops"].get(op, {})
+            for s in specs:
+                o = sums[(s.name, w)]["ops"].get(op)
+                if o is not None:
+                    lat_rows.append([
+                        w.upper(), op, s.name, fmt(o["avg_us"]),
+                        fmt(o["p99_us"], "int"),
+                        fmt(ratio(o["avg_us"], ro.get("avg_us"))),
+                        fmt(ratio(o["p99_us"], ro.get("p99_us")))])
+    r["tables"].append({"title": "throughput (YCSB [OVERALL] ops/s), "
+                        "interleaved", "columns": [
+                            "workload", "server", "median ops/s",
+                            "runs ops/s", "vs stock", "failed ops",
+                            "error"], "rows": rows})
+    r["tables"].append({"title": "latency per operation (medians of YCSB's "
+                        "AverageLatency and 99thPercentileLatency)",
+                        "columns": ["workload", "operation", "server",
+                                    "avg us", "p99 us", "avg vs stock",
+                                    "p99 vs stock"], "rows": lat_rows})
+    tier_name = specs[2].name
+    shares = [ratio(t.get("d_hits"), (t.get("d_hits") or 0)
+                    + (t.get("n_hits") or 0))
+              for t in (x.get("tier_after") for x in runs[tier_name]) if t]
+    if shares:
+        r["notes"].append(
+            "%s: %s of its hits were D-zone hits (median over rounds, "
+            "`stats tier` after the load and A-F); the rest were N-zone "
+            "hits at nvm_emulate=%s" % (tier_name,
+                                        fmt(median(shares), "pct"),
+                                        PAPER_EMULATE))
+    elif ctx.tier_reason:
+        r["not_available"].append(na("D-zone share of %s: %s"
+                                     % (tier_name, ctx.tier_reason)))
+    r["notes"] += [
+        "E: memcached has no scan (no ordered keys): the binding answers "
+        "a scan NOT_IMPLEMENTED without sending a request, so 95% of E's "
+        "operations are no-ops (YCSB's SCAN-FAILED, not counted in "
+        "failed ops). E's ops/s is no server figure and E is left out of "
+        "the plot; its INSERT latency is one.",
+        "Each round starts the servers fresh, side by side, then runs "
+        "`%s scripts/ycsb HOST:PORT a` (load %d records, then A) on each "
+        "in turn, then `%s scripts/ycsb HOST:PORT b` on each, and so on to "
+        "F, %d operations per workload, one JVM per phase, 1 client "
+        "thread; the order of the servers rotates round by round. A "
+        "synchronous single-thread client is latency-bound: ops/s is "
+        "client + loopback round trip + server per request, so a ratio "
+        "near 1 means no per-request difference the client can see, not "
+        "equal capacity." % (" ".join(ycsb_env(sz, True)), sz["records"],
+                             " ".join(ycsb_env(sz, False)), sz["ops"]),
+        "D inserts new keys after the loaded ones and reads the latest "
+        "most; E's inserts start at the same key as D's (each YCSB run "
+        "counts from recordcount), so they overwrite them. F's "
+        "read-modify-write is a read and an update, and the binding's "
+        "update is itself gets + cas: 3 requests."]
+    r["bound"] = ("%s (Debian) is the reference: ratio 1; a latency ratio "
+                  "above 1 is slower than it" % stock_version(ctx.stock))
+    r["plots"].append({"file": "ycsb.png", "kind": "bar",
+                       "title": "YCSB ops/s / stock memcached (E: no scan, "
+                       "left out)", "ylabel": "ratio (median)",
+                       "series": series, "hline": 1.0})
+    return [r]
+
+
 def thread_counts() -> list:
     """1, 2, 4, ... up to the online CPUs, and the CPU count itself."""
     cpus = os.cpu_count() or 1
@@ -2058,6 +2342,7 @@ RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
            ("fig7", exp_fig7),
            ("fig9", exp_fig9), ("fig10", exp_fig10),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
+           ("ycsb", exp_ycsb),
            ("scaling", exp_scaling), ("fogcached", exp_fogcached),
            ("choices", exp_choices))
 
