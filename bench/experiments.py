@@ -1702,8 +1702,8 @@ YCSB_OPS = ("READ", "UPDATE", "INSERT", "READ-MODIFY-WRITE")
 # only (the records and D's inserts fit with room to spare), the tiered
 # server's -m (about half of them) and N-zone, and the time after which
 # the experiment stops repeating.
-YCSB_SIZES = {"small": {"records": 10000, "ops": 30000, "mb": 64,
-                        "tier_mb": 8, "nvm_mb": 32, "budget_s": 540},
+YCSB_SIZES = {"small": {"records": 10000, "ops": 20000, "mb": 64,
+                        "tier_mb": 8, "nvm_mb": 32, "budget_s": 420},
               "full": {"records": 100000, "ops": 200000, "mb": 320,
                        "tier_mb": 64, "nvm_mb": 256, "budget_s": 3600}}
 YCSB_LINE = re.compile(r"^workload (\w+) (-load|-t): \[([A-Z-]+)\], "
@@ -1760,7 +1760,8 @@ def ycsb_env(sz: dict, load: bool) -> list:
 
 def ycsb_call(port: int, wl: str, load: bool, sz: dict) -> tuple:
     """scripts/ycsb on one workload (after the load when asked); returns
-    (its phases, an error or None).  On a time-out the whole process
+    (its phases, an error or None, its stderr lines: the binding's
+    messages for failed operations).  On a time-out the whole process
     group goes, the JVM with it."""
     env_args = ycsb_env(sz, load)
     env = dict(os.environ, **dict(a.split("=", 1) for a in env_args))
@@ -1777,10 +1778,11 @@ def ycsb_call(port: int, wl: str, load: bool, sz: dict) -> tuple:
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
     phases = ycsb_parse(out)
+    lines = err.strip().splitlines()[-20:]
     if p.returncode != 0 or wl not in phases:
         return phases, "scripts/ycsb %s exited %s: %s" % (
-            wl, p.returncode, (err or out).strip()[-300:])
-    return phases, None
+            wl, p.returncode, (err or out).strip()[-300:]), lines
+    return phases, None, lines
 
 
 def ycsb_round(specs: list, sz: dict, ctx: Ctx, rep: int) -> dict:
@@ -1803,8 +1805,10 @@ def ycsb_round(specs: list, sz: dict, ctx: Ctx, rep: int) -> dict:
                 res = runs[s.name]
                 if s.name not in srvs or "error" in res:
                     continue
-                phases, err = ycsb_call(srvs[s.name].port, wl, i == 0, sz)
+                phases, err, lines = ycsb_call(srvs[s.name].port, wl,
+                                               i == 0, sz)
                 res["phases"].update(phases)
+                res.setdefault("stderr", []).extend(lines)
                 if err:
                     res["error"] = err
         for name, srv in srvs.items():
@@ -1938,6 +1942,15 @@ def exp_ycsb(ctx: Ctx) -> list:
     elif ctx.tier_reason:
         r["not_available"].append(na("D-zone share of %s: %s"
                                      % (tier_name, ctx.tier_reason)))
+    failed = sum(sm["failed"] for sm in sums.values())
+    said = next((line for s in specs for x in runs[s.name]
+                 for line in x.get("stderr", [])
+                 if line.startswith("memcached ")), None)
+    if failed:
+        r["notes"].append(
+            "failed ops: %d operations in all returned ERROR (YCSB -t "
+            "phases; the binding returns ERROR on an exception)%s" % (
+                failed, ", e.g. `%s`" % said[:200] if said else ""))
     r["notes"] += [
         "E: memcached has no scan (no ordered keys): the binding answers "
         "a scan NOT_IMPLEMENTED without sending a request, so 95% of E's "
