@@ -1099,6 +1099,7 @@ void storage_init(void)
     } else {
         tier_reassign_shutdown();
     }
+    d_aging_init();
     if (settings.track_sizes) {
         item_stats_sizes_enable();
     }
