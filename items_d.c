@@ -3,12 +3,13 @@
  * doc/tiering.md "Replacement").
  *
  * Owns: a D item's access count (and ITEM_REF, the aging hand's reference
- * bit) and its bump in the MQ queues (items_mq.c), the aging's callbacks, linking and unlinking D items in the index and the
- * queues, finding a D chunk (a free one, else one freed by reclaiming a
- * dead victim, demoting a live one where the policy does, or evicting
- * it), the victims' counters, the D page evictor that slabs.c's page
- * mover calls, the LRU maintainer's reclaim of dead items at the queue
- * tails (lru_maintainer.h), and the crawler's check of D items.
+ * bit) and its bump in the MQ queues (items_mq.c), the aging's callbacks,
+ * linking and unlinking D items in the index and the queues, finding a D
+ * chunk (a free one, else one freed by reclaiming a dead victim, demoting
+ * a live one where the policy does, or evicting it), the victims'
+ * counters, the D page evictor that slabs.c's page mover calls, the LRU
+ * maintainer's reclaim of dead items at the queue tails
+ * (lru_maintainer.h), and the crawler's check of D items.
  *
  * Locks: the do_ functions expect the item's item lock held; victims are
  * pinned and trylocked by items_mq.c (code holding one item lock never

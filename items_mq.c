@@ -44,18 +44,18 @@
  *   - Each victim search (an eviction; under hotter a demotion, which only
  *     promotions and stores while D has room need, so there the decay
  *     epochs do most of the aging) also moves a hand over the tail of
- *     every higher queue (2 and up), as MQ's "lifetime" demotion does: a tail item accessed
- *     since the hand last passed goes back to its queue's head, one that
- *     was not has its counter halved (at most to the top of the queue
- *     below) and drops to that queue's head.  An item nobody asks for any
- *     more thus loses a queue per pass, and a pass of a queue takes as many
- *     evictions as the queue holds items: a hot set that moved on is out
- *     within about one class's worth of evictions, as an LRU would have it,
- *     while a key asked for as often as its queue turns over keeps its
- *     place.  Where Zhou et al. time a lifetime in accesses, the pass is
- *     the clock here: it needs no timestamp in the item.  The hand visits
- *     the queues upward, so that an item it drops is not met again in the
- *     same pass.
+ *     every higher queue (2 and up), as MQ's "lifetime" demotion does: a
+ *     tail item accessed since the hand last passed goes back to its
+ *     queue's head, one that was not has its counter halved (at most to
+ *     the top of the queue below) and drops to that queue's head.  An
+ *     item nobody asks for any more thus loses a queue per pass, and a
+ *     pass of a queue takes as many evictions as the queue holds items: a
+ *     hot set that moved on is out within about one class's worth of
+ *     evictions, as an LRU would have it, while a key asked for as often
+ *     as its queue turns over keeps its place.  Where Zhou et al. time a
+ *     lifetime in accesses, the pass is the clock here: it needs no
+ *     timestamp in the item.  The hand visits the queues upward, so that
+ *     an item it drops is not met again in the same pass.
  *   - Dead items (expired, flushed) that the hand or the scans meet are
  *     the victims before any live one: after a flush_all, stores reclaim
  *     the flushed items (at every queue's tail, where the old items are)
