@@ -265,7 +265,8 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
         die2("GET ratio must be in [0,1], got %g", ph->get_ratio);
     if (ph->duration < 0 || ph->rate < 0)
         die2("duration and rate must not be negative");
-    if (!(ph->one_hit >= 0 && ph->absent >= 0 && ph->one_hit + ph->absent <= 1))
+    if (!(ph->one_hit >= 0 && ph->absent >= 0
+          && ph->one_hit + ph->absent <= 1))
         die2("one-hit and absent must be shares in [0,1] that add up to 1 at "
              "most");
     if (ph->ds.nkeys > TC_ABSENT_BASE / 2)

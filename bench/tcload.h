@@ -62,7 +62,7 @@ typedef struct {
     int preload;
     int set_on_miss;
     double one_hit;           /* share of requests for keys asked for once */
-    double absent;            /* share of requests: GETs of keys never stored */
+    double absent;            /* share of GETs of keys never stored */
     char ns;                  /* first character of every key */
     /* results */
     int ran[2];
