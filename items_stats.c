@@ -333,7 +333,8 @@ struct tier_totals {
     uint64_t items, n_items, bytes, n_bytes, promotions, demotions,
              d_evictions, n_evictions, n_fallbacks, d_fallbacks, d_hits,
              n_hits, page_demotions, page_evictions, inflight_refused,
-             n_copies, copy_demotions, copies_reclaimed, copies_stored;
+             n_copies, copy_demotions, copies_reclaimed, copies_stored,
+             d_aged;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -360,6 +361,9 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->copies_stored += ctr_get(&cc->copies_stored);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
+        struct mq_class_stats mqs;
+        mq_get_class_stats(id, &mqs);
+        tot->d_aged += mqs.aged;
     }
 }
 
@@ -415,6 +419,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("copies_stored", tot.copies_stored);
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
+    STAT_U64("d_aged", tot.d_aged);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
     STAT_U64("d_fallbacks", tot.d_fallbacks);
     STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
