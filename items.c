@@ -156,6 +156,7 @@ void items_flush(int64_t delay)
     }
     nzone_note_flush(__atomic_load_n(&settings.oldest_live, __ATOMIC_RELAXED),
                      __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED));
+    clock_nvm_note_flush(new_oldest);
 }
 
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
