@@ -29,11 +29,17 @@
  * items are taken, and a chunk no slot names is offered to the engine,
  * which gives it up when it is a promoted item's N copy (items_ncopy.c:
  * it has no reference bit, and dropping one loses nothing, so it is
- * taken as soon as the hand reaches it, even under -M).
+ * taken as soon as the hand reaches it, even under -M).  After a
+ * flush_all (clock_nvm_note_flush), a class's next reclaims sweep for dead
+ * items and copies only, until a whole turn finds none: the flushed items
+ * go before a live one is evicted (doc/tiering.md "Aging and probation";
+ * memcached's tail pulls meet its flushed items first, as its LRU holds
+ * them behind everything stored since).
  */
 #include "config.h"
 #include "clock_nvm.h"
 
+#include "clock.h"
 #include "hash_desc.h"
 #include "slabs.h"
 #include "item_lock.h"
@@ -43,11 +49,21 @@ struct hand {
     pthread_mutex_t lock;
     uint64_t page;
     unsigned int chunk;
+    uint64_t flush_swept;        /* the last flush a dead-only turn covered */
     struct clock_nvm_stats st;
 };
 
 static struct hand hands[MAX_NUMBER_OF_SLAB_CLASSES];
 static struct clock_nvm_ops clock_ops;
+/* flush_all's count and the time from which its items are dead */
+static _Atomic uint64_t flushes;
+static _Atomic rel_time_t flush_from;
+
+void clock_nvm_note_flush(rel_time_t oldest_live)
+{
+    atomic_store_explicit(&flush_from, oldest_live, memory_order_relaxed);
+    atomic_fetch_add_explicit(&flushes, 1, memory_order_release);
+}
 
 void clock_nvm_init(const struct clock_nvm_ops *ops)
 {
@@ -56,6 +72,7 @@ void clock_nvm_init(const struct clock_nvm_ops *ops)
         pthread_mutex_init(&hands[i].lock, NULL);
         hands[i].page = 0;
         hands[i].chunk = 0;
+        hands[i].flush_swept = 0;
         memset(&hands[i].st, 0, sizeof(hands[i].st));
     }
 }
@@ -97,21 +114,15 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
     return taken;
 }
 
-bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
+/* Move the hand over up to budget used chunks of class id (hand lock
+ * held); true with the chunk at *off the caller's. */
+static bool do_sweep(struct hand *h, unsigned int id, bool may_evict,
+                     uint64_t budget, uint64_t pages, uint64_t *off)
 {
-    if (id >= MAX_NUMBER_OF_SLAB_CLASSES || !slabs_tier_active()) {
-        return false;
-    }
     unsigned int perslab = slabs_chunks_per_page(id);
     unsigned int size = slabs_chunk_size(id);
     size_t psize = slabs_tier_page_size();
-    struct hand *h = &hands[id];
     bool found = false;
-
-    pthread_mutex_lock(&h->lock);
-    uint64_t pages = slabs_tier_pages_used();
-    /* Two turns of the class's chunks: the first may only clear bits. */
-    uint64_t budget = 2 * (uint64_t)slabs_tier_class_pages(id) * perslab + 1;
     /* Every page boundary also costs a step, so the loop ends even when
      * the class owns no page. */
     uint64_t page_steps = 2 * pages + 2;
@@ -138,6 +149,36 @@ bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
             found = true;
             break;
         }
+    }
+    return found;
+}
+
+bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
+{
+    if (id >= MAX_NUMBER_OF_SLAB_CLASSES || !slabs_tier_active()) {
+        return false;
+    }
+    struct hand *h = &hands[id];
+    bool found = false;
+
+    pthread_mutex_lock(&h->lock);
+    uint64_t pages = slabs_tier_pages_used();
+    uint64_t turn = (uint64_t)slabs_tier_class_pages(id)
+        * slabs_chunks_per_page(id);
+    uint64_t flush = atomic_load_explicit(&flushes, memory_order_acquire);
+    if (h->flush_swept != flush
+            && atomic_load_explicit(&flush_from, memory_order_relaxed)
+               <= current_time) {
+        /* a turn for the flushed items first; none met: done with them */
+        found = do_sweep(h, id, false, turn + 1, pages, off);
+        if (!found) {
+            h->flush_swept = flush;
+        }
+    }
+    if (!found) {
+        /* Two turns of the class's chunks: the first may only clear
+         * bits. */
+        found = do_sweep(h, id, may_evict, 2 * turn + 1, pages, off);
     }
     pthread_mutex_unlock(&h->lock);
     return found;

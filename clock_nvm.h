@@ -10,6 +10,7 @@
 #ifndef CLOCK_NVM_H
 #define CLOCK_NVM_H
 
+#include "clock.h"
 #include "nitem.h"
 
 /* The storage engine's side (items.c), called with the candidate's item
@@ -38,6 +39,11 @@ void clock_nvm_init(const struct clock_nvm_ops *ops);
  * *off is the caller's, still marked used in the bitmap.  The caller may
  * hold one item lock (its own stripe is then passed over). */
 bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off);
+
+/* A flush_all made the items last accessed before oldest_live dead: each
+ * class's next reclaims take only dead items and copies until a turn finds
+ * none, so that no live item is evicted while flushed ones remain. */
+void clock_nvm_note_flush(rel_time_t oldest_live);
 
 struct clock_nvm_stats {
     uint64_t examined;           /* candidates whose header was read */

@@ -47,6 +47,8 @@ enum store_cmd {
 #define ITEM_HEAP       (1 << 8)  /* malloc'd, in no slab: a DRAM snapshot of
                                    * an N item, or the staging buffer of a
                                    * value bound for the N-zone (items.c) */
+#define ITEM_REF        (1 << 9)  /* accessed since the MQ's aging hand last
+                                   * passed it (items_mq.c) */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */

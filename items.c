@@ -156,6 +156,7 @@ void items_flush(int64_t delay)
     }
     nzone_note_flush(__atomic_load_n(&settings.oldest_live, __ATOMIC_RELAXED),
                      __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED));
+    clock_nvm_note_flush(new_oldest);
 }
 
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
@@ -1102,6 +1103,7 @@ void storage_init(void)
     } else {
         tier_reassign_shutdown();
     }
+    d_aging_init();
     if (settings.track_sizes) {
         item_stats_sizes_enable();
     }

@@ -2,13 +2,14 @@
  * items_d.c: the D-zone side of the storage engine (HMCached section 3.2;
  * doc/tiering.md "Replacement").
  *
- * Owns: a D item's access count and its bump in the MQ queues
- * (items_mq.c), linking and unlinking D items in the index and the
- * queues, finding a D chunk (a free one, else one freed by reclaiming a
- * dead victim, demoting a live one where the policy does, or evicting
- * it), the victims' counters, the D page evictor that slabs.c's page
- * mover calls, the LRU maintainer's reclaim of dead items at the queue
- * tails (lru_maintainer.h), and the crawler's check of D items.
+ * Owns: a D item's access count (and ITEM_REF, the aging hand's reference
+ * bit) and its bump in the MQ queues (items_mq.c), the aging's callbacks,
+ * linking and unlinking D items in the index and the queues, finding a D
+ * chunk (a free one, else one freed by reclaiming a dead victim, demoting
+ * a live one where the policy does, or evicting it), the victims'
+ * counters, the D page evictor that slabs.c's page mover calls, the LRU
+ * maintainer's reclaim of dead items at the queue tails
+ * (lru_maintainer.h), and the crawler's check of D items.
  *
  * Locks: the do_ functions expect the item's item lock held; victims are
  * pinned and trylocked by items_mq.c (code holding one item lock never
@@ -47,9 +48,40 @@ void count_access(item *it)
     } else if (it->counter < COUNTER_MAX) {
         it->counter++;
     }
+    it->it_flags |= ITEM_REF;
     if (active_policy->d_accessed != NULL) {
         active_policy->d_accessed(it);
     }
+}
+
+/* ---- aging of the MQ queues (items_mq.h mq_set_aging) ---- */
+
+static bool aging_is_dead(const item *it)
+{
+    return item_is_dead(it);
+}
+
+/* The aging hand halved a counter: the reassignment's histogram follows,
+ * as it does count_access's changes. */
+static void aging_recounted(item *it, uint32_t old)
+{
+    if (tiering && (it->it_flags & ITEM_LINKED)) {
+        tier_reassign_note(it->slabs_clsid, (int)old, it->counter);
+    }
+}
+
+static struct mq_aging_ops aging_ops = {
+    .is_dead = aging_is_dead,
+    .recounted = aging_recounted,
+};
+
+void d_aging_init(void)
+{
+    /* where victims are demoted rather than evicted, a new key loses
+     * nothing by going first: the paper's order keeps D for what N's
+     * counters promote */
+    aging_ops.probation = !policy_demotes();
+    mq_set_aging(active_policy->ages_d ? &aging_ops : NULL);
 }
 
 static bool accept_dead(item *it, void *arg)

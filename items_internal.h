@@ -312,6 +312,8 @@ void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h, bool dead);
 
 /* ---- items_d.c: the D-zone ---- */
 void count_access(item *it);
+/* the MQ queues age where the policy says so (tier_policy.h ages_d) */
+void d_aging_init(void);
 void count_victim(const item *it, bool dead);
 item *d_chunk(unsigned int id, size_t ntotal, bool may_evict);
 bool do_link_d(item *it, uint64_t hv);

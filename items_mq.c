@@ -16,6 +16,50 @@
  *
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
+ *
+ * Aging (mq_set_aging: tier_policy=hotter and the server without an
+ * N-zone; doc/tiering.md "Aging and probation").  The paper's MQ
+ * (HMCached section 3.2, after Zhou et al.'s MQ buffer cache) evicts queue
+ * 0 first and never looks above it while it holds anything: a new key,
+ * whose counter is 1, only ever competes with other new keys, and a key
+ * read a few times long ago keeps its queue for ever unless something
+ * decays its counter (migrate.c's epochs, which need the tier thread and
+ * run millions of requests apart).  Here the queues age by themselves, at
+ * the pace of the class's evictions:
+ *
+ *   - Queue 0 is the probation queue, a FIFO: new keys enter at its head
+ *     and a hit moves them up (counter 2: queue 1), as before.  Where
+ *     victims leave the cache (no N-zone) it is evicted from only while it
+ *     holds more than PROBATION_NUM / PROBATION_DEN of the class's items
+ *     (and more than PROBATION_MIN), so that a new key survives about that
+ *     share of the class's stores before it competes with anything
+ *     (S3-FIFO, Yang et al. SOSP 2023, keeps 10% in its small queue; the
+ *     share here was chosen by measurement, doc/tiering.md).  Where they
+ *     are demoted (hotter) its tail goes first, as in the paper: a new key
+ *     demoted loses nothing, and D is kept for what N's counters promote.
+ *   - Otherwise the victim comes from the lowest non-empty queue above 0,
+ *     by CLOCK: each counted access sets ITEM_REF on the item (items_d.c);
+ *     a tail item with it set gets a second chance (cleared, to the head of
+ *     its queue), one without it is the victim.
+ *   - Each victim search (an eviction; under hotter a demotion, which only
+ *     promotions and stores while D has room need, so there the decay
+ *     epochs do most of the aging) also moves a hand over the tail of
+ *     every higher queue (2 and up), as MQ's "lifetime" demotion does: a
+ *     tail item accessed since the hand last passed goes back to its
+ *     queue's head, one that was not has its counter halved (at most to
+ *     the top of the queue below) and drops to that queue's head.  An
+ *     item nobody asks for any more thus loses a queue per pass, and a
+ *     pass of a queue takes as many evictions as the queue holds items: a
+ *     hot set that moved on is out within about one class's worth of
+ *     evictions, as an LRU would have it, while a key asked for as often
+ *     as its queue turns over keeps its place.  Where Zhou et al. time a
+ *     lifetime in accesses, the pass is the clock here: it needs no
+ *     timestamp in the item.  The hand visits the queues upward, so that
+ *     an item it drops is not met again in the same pass.
+ *   - Dead items (expired, flushed) that the hand or the scans meet are
+ *     the victims before any live one: after a flush_all, stores reclaim
+ *     the flushed items (at every queue's tail, where the old items are)
+ *     instead of evicting the ones stored since.
  */
 #include "config.h"
 #include "items_mq.h"
@@ -37,6 +81,7 @@ struct mq_class {
     uint64_t count[MQ_QUEUES_MAX];
     uint64_t lrutail_reflocked;
     uint64_t lock_busy;
+    uint64_t aged;               /* items the aging hand moved down */
 };
 
 struct mq_cursor {
@@ -46,7 +91,22 @@ struct mq_cursor {
     bool queued;
 };
 
+/* Probation: queue 0 is evicted from only while it holds more than this
+ * share of the class's items (see the top of the file). */
+#define PROBATION_NUM 1
+#define PROBATION_DEN 3
+/* ... and more than this many: in a class of large items, whose pages hold
+ * a few chunks each, a share would be one or two items, and a client that
+ * stores a handful of values before it reads them would lose the first
+ * ones to the next. */
+#define PROBATION_MIN 16
+/* Items of the main queue whose ITEM_REF a victim search may clear before
+ * it takes the tail whatever its bit says. */
+#define MAIN_SCAN 64
+
 static struct mq_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
+static const struct mq_aging_ops *aging; /* NULL: the paper's MQ */
+
 static unsigned int nqueues = MQ_QUEUES_DEFAULT;
 static bool segmented;           /* queues are segments: see items_mq.h */
 static unsigned int entry_level; /* segmented: where mq_link puts items */
@@ -71,10 +131,17 @@ void mq_init(void)
         memset(cls->count, 0, sizeof(cls->count));
         cls->lrutail_reflocked = 0;
         cls->lock_busy = 0;
+        cls->aged = 0;
         pthread_mutex_init(&cls->lock, NULL);
     }
     segmented = false;
     entry_level = 0;
+    aging = NULL;
+}
+
+void mq_set_aging(const struct mq_aging_ops *ops)
+{
+    aging = ops;
 }
 
 void mq_set_segmented(unsigned int n, unsigned int entry)
@@ -156,11 +223,31 @@ static void do_dequeue(struct mq_class *cls, item *it)
     it->it_flags &= ~ITEM_QUEUED;
 }
 
+/* ---- aging (see the top of the file; class lock held) ---- */
+
+static uint64_t do_class_items(const struct mq_class *cls)
+{
+    uint64_t n = 0;
+    for (unsigned int q = 0; q < nqueues; q++) {
+        n += cls->count[q];
+    }
+    return n;
+}
+
+static bool do_probation_full(const struct mq_class *cls)
+{
+    return !aging->probation || (cls->count[0] > PROBATION_MIN
+        && cls->count[0] * PROBATION_DEN
+           > do_class_items(cls) * PROBATION_NUM);
+}
+
 /* ---- item operations (item lock held by the caller) ---- */
 
 void mq_link(item *it)
 {
     struct mq_class *cls = &classes[it->slabs_clsid];
+    /* a newly linked item has its first pass to come */
+    it->it_flags |= ITEM_REF;
     pthread_mutex_lock(&cls->lock);
     if ((it->it_flags & ITEM_QUEUED) == 0) {
         do_enqueue(cls, it, segmented ? entry_level
@@ -324,6 +411,165 @@ static item *do_claim_tail(struct mq_class *cls, unsigned int q,
     return NULL;
 }
 
+/* ---- aging: the victim search (class lock held) ---- */
+
+/* The real item nearest the tail of queue q, or NULL. */
+static item *do_real_tail(const struct mq_class *cls, unsigned int q)
+{
+    item *it = cls->tail[q];
+    while (it != NULL && is_placeholder(it)) {
+        it = it->prev;
+    }
+    return it;
+}
+
+/* A pass found it idle (its item lock held): half its counter, at most the
+ * top of the queue below its own, and the head of the queue that calls
+ * for. */
+
+static void do_age_down(struct mq_class *cls, item *it)
+{
+    uint32_t old = it->counter;
+    uint32_t top_below = (1u << it->mq_level) - 1;
+    uint32_t c = old >> 1;
+    it->counter = (uint16_t)(c < top_below ? c : top_below);
+    do_dequeue(cls, it);
+    do_enqueue(cls, it, mq_level_for_counter(it->counter));
+    cls->aged++;
+    if (aging->recounted != NULL) {
+        aging->recounted(it, old);
+    }
+}
+
+/* A second chance: accessed since the last pass (its item lock held). */
+static void do_rotate(struct mq_class *cls, item *it)
+{
+    it->it_flags &= ~ITEM_REF;
+    unsigned int level = it->mq_level;
+    do_dequeue(cls, it);
+    do_enqueue(cls, it, level);
+}
+
+/* Claim `it`, whose item lock we hold, as the victim: pinned and accepted,
+ * or false (its lock then released). */
+static bool do_claim_locked(struct mq_class *cls, item *it,
+                            mq_accept_fn accept, void *arg)
+{
+    if (pin(it) > 2) {
+        unpin_queued(it);
+        cls->lrutail_reflocked++;
+        return false;
+    }
+    if (accept != NULL && !accept(it, arg)) {
+        unpin_queued(it);
+        return false;
+    }
+    return true;
+}
+
+/* The hand over the tail of every queue above 0: a dead item there is
+ * claimed as the victim (the hand stops); in queues 2 and up a live one is
+ * rotated or aged down (queue 1's are the victim search's). */
+static item *do_age_tails(struct mq_class *cls, mq_accept_fn accept,
+                          void *arg, uint64_t *hv_out)
+{
+    /* upward, so that an item dropped into the queue below is not met
+     * again in the same pass */
+    for (unsigned int q = 1; q < nqueues; q++) {
+        item *it = do_real_tail(cls, q);
+        if (it == NULL) {
+            continue;
+        }
+        uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+        if (item_trylock(hv) != 0) {
+            cls->lock_busy++;
+            continue;
+        }
+        if (aging->is_dead(it)) {
+            if (do_claim_locked(cls, it, accept, arg)) {
+                *hv_out = hv;
+                return it;
+            }
+        } else if (q >= 2) {
+            if (it->it_flags & ITEM_REF) {
+                do_rotate(cls, it);
+            } else {
+                do_age_down(cls, it);
+            }
+        }
+        item_unlock(hv);
+    }
+    return NULL;
+}
+
+/* The next real item toward the head from it, or NULL. */
+static item *real_prev(item *it)
+{
+    item *prev = it->prev;
+    while (prev != NULL && is_placeholder(prev)) {
+        prev = prev->prev;
+    }
+    return prev;
+}
+
+/* CLOCK over the lowest non-empty queue above 0: the first tail item that
+ * is dead or was not accessed since the last pass, rotating those that
+ * were.  After MAIN_SCAN rotations the tail goes whatever its bit says:
+ * probation is under its share, so the main queues must give an item up
+ * (bits a long quiet spell left set would otherwise keep every old item
+ * above the new ones until the hand has been round). */
+static item *do_claim_main(struct mq_class *cls, mq_accept_fn accept,
+                           void *arg, uint64_t *hv_out)
+{
+    unsigned int q = 1;
+    while (q < nqueues && cls->count[q] == 0) {
+        q++;
+    }
+    if (q == nqueues) {
+        return NULL;
+    }
+    unsigned int rotated = 0, examined = 0;
+    item *it = do_real_tail(cls, q);
+    while (it != NULL && examined < MAIN_SCAN + MQ_TAIL_SEARCH) {
+        examined++;
+        uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+        if (item_trylock(hv) != 0) {
+            cls->lock_busy++;
+            it = real_prev(it);
+            continue;
+        }
+        if ((it->it_flags & ITEM_REF) && rotated < MAIN_SCAN
+                && !aging->is_dead(it)) {
+            do_rotate(cls, it);
+            item_unlock(hv);
+            rotated++;
+            it = do_real_tail(cls, q);
+            continue;
+        }
+        if (do_claim_locked(cls, it, accept, arg)) {
+            *hv_out = hv;
+            return it;
+        }
+        item_unlock(hv);
+        it = real_prev(it);
+    }
+    return NULL;
+}
+
+static item *do_pick_aged(struct mq_class *cls, mq_accept_fn accept,
+                          void *arg, uint64_t *hv_out)
+{
+    item *victim = do_age_tails(cls, accept, arg, hv_out);
+    if (victim == NULL && (cls->count[0] == 0 || !do_probation_full(cls))) {
+        victim = do_claim_main(cls, accept, arg, hv_out);
+    }
+    /* probation's turn, or nothing else would go: the paper's order */
+    for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
+        victim = do_claim_tail(cls, q, accept, arg, hv_out);
+    }
+    return victim;
+}
+
 item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
                      uint64_t *hv_out)
 {
@@ -331,8 +577,12 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
     item *victim = NULL;
 
     pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
-        victim = do_claim_tail(cls, q, accept, arg, hv_out);
+    if (aging != NULL && !segmented) {
+        victim = do_pick_aged(cls, accept, arg, hv_out);
+    } else {
+        for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
+            victim = do_claim_tail(cls, q, accept, arg, hv_out);
+        }
     }
     pthread_mutex_unlock(&cls->lock);
     return victim;
@@ -489,6 +739,7 @@ void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out)
     }
     out->lrutail_reflocked = cls->lrutail_reflocked;
     out->lock_busy = cls->lock_busy;
+    out->aged = cls->aged;
     pthread_mutex_unlock(&cls->lock);
 }
 
@@ -498,6 +749,7 @@ void mq_reset_class_stats(void)
         pthread_mutex_lock(&classes[i].lock);
         classes[i].lrutail_reflocked = 0;
         classes[i].lock_busy = 0;
+        classes[i].aged = 0;
         pthread_mutex_unlock(&classes[i].lock);
     }
 }

@@ -40,6 +40,22 @@ void mq_init(void);
 /* Q, the number of queues per class in use. */
 unsigned int mq_queues(void);
 
+/* Aging and probation (items_mq.c's top comment, doc/tiering.md "Aging
+ * and probation"): victims by probation share, CLOCK over the main queues
+ * and a hand that moves idle items down a queue per pass.  The engine
+ * says which items are dead, and hears of every counter the hand changes
+ * (old is the counter before; the item lock is held). */
+struct mq_aging_ops {
+    bool (*is_dead)(const item *it);
+    void (*recounted)(item *it, uint32_t old);
+    /* keep new keys on probation (queue 0 evicted from only over its
+     * share); false: queue 0's tail goes first, as in the paper */
+    bool probation;
+};
+/* ops NULL: the paper's MQ (the default after mq_init).  Call after
+ * mq_init, before any item is linked; the ops must outlive the queues. */
+void mq_set_aging(const struct mq_aging_ops *ops);
+
 /* Segmented mode: n queues (2..MQ_QUEUES_MAX), new links at the head of
  * queue `entry`.  Call after mq_init, before any item is linked. */
 void mq_set_segmented(unsigned int n, unsigned int entry);
@@ -114,6 +130,7 @@ struct mq_class_stats {
     rel_time_t tail_time[MQ_QUEUES_MAX];  /* time of the tail item; 0 if empty */
     uint64_t lrutail_reflocked;       /* candidates skipped: referenced */
     uint64_t lock_busy;               /* candidates skipped: lock busy */
+    uint64_t aged;                    /* moved down a queue by aging */
 };
 void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out);
 void mq_reset_class_stats(void);

@@ -336,7 +336,7 @@ struct tier_totals {
              n_hits, page_demotions, page_evictions, inflight_refused,
              staging_refused,
              n_copies, copy_demotions, copies_reclaimed, copies_stored,
-             n_corrupt;
+             n_corrupt, d_aged;
 };
 
 static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
@@ -365,6 +365,9 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
         tot->n_corrupt += ctr_get(&cc->n_corrupt);
         tot->d_hits += STAT_GET(ts->tier_d_hits[id]);
         tot->n_hits += STAT_GET(ts->tier_n_hits[id]);
+        struct mq_class_stats mqs;
+        mq_get_class_stats(id, &mqs);
+        tot->d_aged += mqs.aged;
     }
 }
 
@@ -420,6 +423,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("copies_stored", tot.copies_stored);
     STAT_U64("d_evictions", tot.d_evictions);
     STAT_U64("n_evictions", tot.n_evictions);
+    STAT_U64("d_aged", tot.d_aged);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
     STAT_U64("d_fallbacks", tot.d_fallbacks);
     STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());

@@ -1,7 +1,9 @@
 /*
  * policy_dram.c: tier_policy=dram, and the engine without an N-zone
  * (doc/tiering.md "Policies"): memcached's single tier.  The engine never
- * asks it about the N-zone (there is none), so it decides nothing.
+ * asks it about the N-zone (there is none), so it decides nothing but
+ * that the MQ queues age and keep new keys on probation (items_mq.c,
+ * doc/tiering.md "Aging and probation").
  */
 #include "config.h"
 #include "tier_policy.h"
@@ -15,6 +17,7 @@ static bool never(const struct placement_query *q, item **chunk)
 
 const struct tier_policy_ops policy_dram = {
     .name = "dram",
+    .ages_d = true,
     .demotes = false,
     .places_in_nvm = never,
     .warm_first = MQ_WARM_FIRST,

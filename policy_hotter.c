@@ -24,6 +24,10 @@
  * moves in.
  * The decay epoch, unless tier_decay_period is given, is sized from the
  * D-zone (decay_period_auto; migrate.c says why).
+ * The D-zone's MQ queues age (items_mq.c, doc/tiering.md "Aging and
+ * probation": CLOCK over the main queues, a hand that moves idle items down
+ * a queue, dead items first), without the probation queue, which matters
+ * only where victims leave the cache.
  * Everything else is hmcached's: placement by the key's zone, the MQ
  * queues in D, demotion of their victims, CLOCK in the N-zone, the
  * counters and their decay rule.
@@ -110,6 +114,7 @@ static bool hotter_than_coldest(unsigned int clsid, uint32_t counter)
 
 const struct tier_policy_ops policy_hotter = {
     .name = "hotter",
+    .ages_d = true,
     .demotes = true,
     .keeps_n_copy = true,
     .decay_period_auto = true,

@@ -42,6 +42,7 @@ typedef struct {
     uint64_t t_start;
     uint8_t op;
     uint8_t from_miss;
+    uint8_t kind;                 /* KIND_* */
 } req_t;
 
 typedef struct conn {
@@ -50,6 +51,7 @@ typedef struct conn {
     rng_t rng;
     uint64_t quota, issued;
     uint64_t pre_next;            /* preload: next key, step = conns */
+    uint64_t uniq;                /* one-hit keys issued, whole run */
     req_t *ring;
     unsigned head, count, cap, depth;
     char *obuf;
@@ -356,7 +358,7 @@ static char *issue_bin(thr_t *t, conn_t *c, int op, uint64_t key)
 }
 
 static void issue(thr_t *t, conn_t *c, int op, uint64_t key, uint64_t ts,
-                  int from_miss)
+                  int from_miss, int kind)
 {
     phase_t *ph = t->ph;
     char *p;
@@ -396,6 +398,9 @@ static void issue(thr_t *t, conn_t *c, int op, uint64_t key, uint64_t ts,
     c->ring[slot].t_start = ts;
     c->ring[slot].op = (uint8_t)op;
     c->ring[slot].from_miss = (uint8_t)from_miss;
+    c->ring[slot].kind = (uint8_t)kind;
+    if (kind == KIND_ONE_HIT)
+        t->st.one_hit++;
     if (c->count == 0)
         c->last_progress = now_ns();
     c->count++;
@@ -412,13 +417,13 @@ static void conn_fill(thr_t *t, conn_t *c, uint64_t now)
             uint64_t key = c->pend[c->pend_head];
             c->pend_head = (c->pend_head + 1) % c->pend_cap;
             c->pend_n--;
-            issue(t, c, OP_SET, key, now, 1);
+            issue(t, c, OP_SET, key, now, 1, KIND_STREAM);
             continue;
         }
         if (t->stopping || c->issued >= c->quota)
             break;
         if (t->stage == STAGE_PRELOAD) {
-            issue(t, c, OP_SET, c->pre_next, now, 0);
+            issue(t, c, OP_SET, c->pre_next, now, 0, KIND_STREAM);
             c->pre_next += (uint64_t)g_nconns;
             c->issued++;
             continue;
@@ -430,11 +435,12 @@ static void conn_fill(thr_t *t, conn_t *c, uint64_t now)
             ts = c->next_due;
             c->next_due += c->interval;
         }
-        int op = rng_double(&c->rng) < ph->get_ratio ? OP_GET : OP_SET;
-        uint64_t key = keydist_next(&ph->kd, &c->rng);
+        int op, kind;
+        uint64_t key;
+        phase_next(ph, &c->rng, c->id, g_nconns, &c->uniq, &op, &key, &kind);
         if (t->cfg->trace)
             trace_line(t, op, key, dataset_value_size(&ph->ds, key));
-        issue(t, c, op, key, ts, 0);
+        issue(t, c, op, key, ts, 0, kind);
         c->issued++;
     }
 }
@@ -494,6 +500,12 @@ static void complete(thr_t *t, conn_t *c, uint64_t now, int result)
     t->st.done[rq->op]++;
     hist_add(&t->st.lat[0], lat);
     hist_add(&t->st.lat[1 + rq->op], lat);
+    if (rq->kind == KIND_ABSENT && result != 2) {
+        /* not in hits or misses: the hit ratio is the stream's */
+        t->st.absent++;
+        t->st.absent_hits += result == 0;
+        result = 2;
+    }
     if (rq->op == OP_GET && result == 0)
         t->st.hits++;
     if (rq->op == OP_GET && result == 1) {

@@ -43,7 +43,11 @@ static void usage(FILE *f)
 "      --hot-ops F          hotspot: share of requests to them (0.8)\n"
 "      --dataset SPEC       Uni-X-Y | fixed-X-S | etc-X | norm-X-MEAN-SD\n"
 "                           (X keys; k/M suffixes; default Uni-100000-200)\n"
-"      --set-on-miss        after a GET miss, set the key\n"
+"      --set-on-miss        after a GET miss, set the key (not for --absent)\n"
+"      --one-hit F          a share F of requests go to keys asked for once\n"
+"                           (ids from the dataset's size up, never repeated)\n"
+"      --absent F           a share F of requests are GETs of keys never\n"
+"                           stored (ids from 900000000; no set-on-miss)\n"
 "      --preload            set every key of the dataset once before each\n"
 "                           phase's measured run (pipelined)\n"
 "      --preload-depth N    requests in flight per connection while\n"
@@ -51,6 +55,8 @@ static void usage(FILE *f)
 "      --phase SPEC         key=value,... run phases in order; keys:\n"
 "                           dataset requests duration get dist theta\n"
 "                           hot-frac hot-ops rate preload set-on-miss ns\n"
+"                           one-hit absent; a new ns= moves the working set\n"
+"                           to keys no earlier phase asked for\n"
 "                           (unset keys take the global options)\n"
 "      --seed N             stream seed (default 1)\n"
 "      --dataset-seed N     fixes each key's value size (default 1): streams\n"
@@ -105,6 +111,32 @@ uint64_t conn_seed(uint64_t seed, int phase, int conn)
     return mix64(x ^ ((uint64_t)(conn + 1) * 0xc2b2ae3d27d4eb4fULL));
 }
 
+void phase_next(const phase_t *ph, rng_t *r, int conn, int nconns,
+                uint64_t *uniq, int *op, uint64_t *key, int *kind)
+{
+    *kind = KIND_STREAM;
+    /* no extra draw unless asked for: streams without these stay as they
+     * were */
+    if (ph->one_hit > 0 || ph->absent > 0) {
+        double u = rng_double(r);
+        if (u < ph->absent)
+            *kind = KIND_ABSENT;
+        else if (u < ph->absent + ph->one_hit)
+            *kind = KIND_ONE_HIT;
+    }
+    if (*kind == KIND_ABSENT) {
+        *op = OP_GET;
+        *key = TC_ABSENT_BASE + rng_below(r, TC_MAX_KEYS - TC_ABSENT_BASE);
+        return;
+    }
+    *op = rng_double(r) < ph->get_ratio ? OP_GET : OP_SET;
+    if (*kind == KIND_ONE_HIT) {
+        *key = ph->ds.nkeys + (uint64_t)conn + (uint64_t)nconns * (*uniq)++;
+        return;
+    }
+    *key = keydist_next(&ph->kd, r);
+}
+
 void stats_init(stats_t *s)
 {
     memset(s, 0, sizeof(*s));
@@ -121,6 +153,9 @@ void stats_merge(stats_t *d, const stats_t *s)
     d->hits += s->hits;
     d->misses += s->misses;
     d->set_on_miss += s->set_on_miss;
+    d->one_hit += s->one_hit;
+    d->absent += s->absent;
+    d->absent_hits += s->absent_hits;
     for (int i = 0; i < E_N; i++)
         d->err[i] += s->err[i];
     d->bytes_out += s->bytes_out;
@@ -149,6 +184,7 @@ typedef struct {
     double duration, get, theta, hot_frac, hot_ops, rate;
     enum dist_kind dist;
     int preload, set_on_miss;
+    double one_hit, absent;
 } defaults_t;
 
 static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
@@ -171,6 +207,8 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
     ph->dist = df->dist;
     ph->preload = df->preload;
     ph->set_on_miss = df->set_on_miss;
+    ph->one_hit = df->one_hit;
+    ph->absent = df->absent;
     ph->ns = 'k';
     if (spec) {
         char *copy = strdup(spec), *save = NULL;
@@ -202,6 +240,10 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
                 ph->preload = num("preload", v) != 0;
             else if (!strcmp(k, "set-on-miss"))
                 ph->set_on_miss = num("set-on-miss", v) != 0;
+            else if (!strcmp(k, "one-hit"))
+                ph->one_hit = num("one-hit", v);
+            else if (!strcmp(k, "absent"))
+                ph->absent = num("absent", v);
             else if (!strcmp(k, "dist")) {
                 if (dist_from_name(v, &ph->dist) < 0)
                     die2("phase %d: unknown distribution '%s' (zipf, uniform, "
@@ -223,6 +265,14 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
         die2("GET ratio must be in [0,1], got %g", ph->get_ratio);
     if (ph->duration < 0 || ph->rate < 0)
         die2("duration and rate must not be negative");
+    if (!(ph->one_hit >= 0 && ph->absent >= 0
+          && ph->one_hit + ph->absent <= 1))
+        die2("one-hit and absent must be shares in [0,1] that add up to 1 at "
+             "most");
+    if (ph->ds.nkeys > TC_ABSENT_BASE / 2)
+        die2("phase %d: %llu keys leave no room for one-hit and absent keys "
+             "(at most %llu)", idx + 1, (unsigned long long)ph->ds.nkeys,
+             TC_ABSENT_BASE / 2);
     if (keydist_init(&ph->kd, ph->dist, ph->ds.nkeys, ph->theta, cfg->scramble,
                      ph->hot_frac, ph->hot_ops, err, sizeof(err)) < 0)
         die2("%s", err);
@@ -242,14 +292,20 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
 static void phase_header(FILE *f, const config_t *cfg, const phase_t *ph)
 {
     fprintf(f, "# phase %d ns=%c dataset=%s dist=%s theta=%g get=%g seed=%llu "
-            "conns=%d\n", ph->index, ph->ns, ph->ds.spec, dist_name(ph->dist),
+            "conns=%d", ph->index, ph->ns, ph->ds.spec, dist_name(ph->dist),
             ph->theta, ph->get_ratio, (unsigned long long)cfg->seed,
             cfg->conns);
+    if (ph->one_hit > 0 || ph->absent > 0)
+        fprintf(f, " one-hit=%g absent=%g", ph->one_hit, ph->absent);
+    fprintf(f, "\n");
 }
 
 static void dry_run(config_t *cfg)
 {
     FILE *out = cfg->trace ? cfg->trace : stdout;
+    uint64_t *uniq = calloc((size_t)cfg->conns, sizeof(uint64_t));
+    if (!uniq)
+        die2("out of memory");
     for (int p = 0; p < cfg->nphases; p++) {
         phase_t *ph = &cfg->phases[p];
         phase_header(out, cfg, ph);
@@ -259,14 +315,16 @@ static void dry_run(config_t *cfg)
             rng_seed(&r, conn_seed(cfg->seed, ph->index, i));
             uint64_t q = total / nc + ((uint64_t)i < total % nc);
             for (uint64_t j = 0; j < q; j++) {
-                int op = rng_double(&r) < ph->get_ratio ? OP_GET : OP_SET;
-                uint64_t key = keydist_next(&ph->kd, &r);
+                int op, kind;
+                uint64_t key;
+                phase_next(ph, &r, i, cfg->conns, &uniq[i], &op, &key, &kind);
                 fprintf(out, "%c %llu %u\n", op == OP_GET ? 'G' : 'S',
                         (unsigned long long)key,
                         dataset_value_size(&ph->ds, key));
             }
         }
     }
+    free(uniq);
 }
 
 /* ---- reporting ---- */
@@ -302,7 +360,8 @@ static void json_stats(FILE *f, const stats_t *s, double elapsed)
     fprintf(f, "{\"elapsed_s\": %.6f, \"ops\": %llu, \"throughput\": %.1f, "
             "\"get\": %llu, \"set\": %llu, \"sent_get\": %llu, "
             "\"sent_set\": %llu, \"hits\": %llu, \"misses\": %llu, "
-            "\"set_on_miss\": %llu, \"bytes_out\": %llu, \"bytes_in\": %llu, "
+            "\"set_on_miss\": %llu, \"one_hit\": %llu, \"absent\": %llu, "
+            "\"absent_hits\": %llu, \"bytes_out\": %llu, \"bytes_in\": %llu, "
             "\"errors\": {\"total\": %llu",
             elapsed, (unsigned long long)ops,
             elapsed > 0 ? (double)ops / elapsed : 0.0,
@@ -310,6 +369,8 @@ static void json_stats(FILE *f, const stats_t *s, double elapsed)
             (unsigned long long)s->sent[0], (unsigned long long)s->sent[1],
             (unsigned long long)s->hits, (unsigned long long)s->misses,
             (unsigned long long)s->set_on_miss,
+            (unsigned long long)s->one_hit, (unsigned long long)s->absent,
+            (unsigned long long)s->absent_hits,
             (unsigned long long)s->bytes_out, (unsigned long long)s->bytes_in,
             (unsigned long long)err_total(s));
     for (int i = 0; i < E_N; i++)
@@ -393,6 +454,10 @@ static void print_stage(const char *name, const stats_t *s, double el)
            (unsigned long long)s->misses, (unsigned long long)s->done[1],
            s->set_on_miss ? " (incl. set-on-miss)" : "",
            (unsigned long long)err_total(s));
+    if (s->one_hit || s->absent)
+        printf("    one-hit keys %llu; never stored: %llu gets, %llu hits\n",
+               (unsigned long long)s->one_hit, (unsigned long long)s->absent,
+               (unsigned long long)s->absent_hits);
     if (err_total(s)) {
         printf("    errors:");
         for (int i = 0; i < E_N; i++)
@@ -440,7 +505,7 @@ int main(int argc, char **argv)
         O_PRELOAD, O_PHASE, O_SEED, O_DATASET_SEED, O_DURATION, O_MAXDUR,
         O_TIMEOUT, O_JSON,
         O_TRACE, O_DRY, O_DUMP, O_PDEPTH, O_TLS, O_TLS_CA, O_TLS_CERT,
-        O_TLS_KEY
+        O_TLS_KEY, O_ONE_HIT, O_ABSENT
     };
     static const struct option lo[] = {
         {"server", required_argument, 0, 's'},
@@ -460,6 +525,8 @@ int main(int argc, char **argv)
         {"hot-ops", required_argument, 0, O_HOTO},
         {"dataset", required_argument, 0, O_DATASET},
         {"set-on-miss", no_argument, 0, O_SOM},
+        {"one-hit", required_argument, 0, O_ONE_HIT},
+        {"absent", required_argument, 0, O_ABSENT},
         {"preload", no_argument, 0, O_PRELOAD},
         {"phase", required_argument, 0, O_PHASE},
         {"seed", required_argument, 0, O_SEED},
@@ -519,6 +586,8 @@ int main(int argc, char **argv)
         case O_HOTO: df.hot_ops = num("--hot-ops", optarg); break;
         case O_DATASET: df.dataset = optarg; break;
         case O_SOM: df.set_on_miss = 1; break;
+        case O_ONE_HIT: df.one_hit = num("--one-hit", optarg); break;
+        case O_ABSENT: df.absent = num("--absent", optarg); break;
         case O_PRELOAD: df.preload = 1; break;
         case O_PDEPTH: cfg.preload_depth = (int)count("--preload-depth", optarg); break;
         case O_PHASE: phase_specs[nspecs++] = optarg; break;

@@ -31,9 +31,17 @@ enum errkind {
 };
 extern const char *const err_names[E_N];
 
+/* What a generated request's key is (phase one-hit= and absent=). */
+enum { KIND_STREAM = 0, KIND_ONE_HIT = 1, KIND_ABSENT = 2 };
+/* Absent keys (GETs of keys never stored) have ids from here up; a
+ * dataset and its one-hit keys must stay below (checked at start). */
+#define TC_ABSENT_BASE 900000000ULL
+
 typedef struct {
     uint64_t sent[2], done[2];
     uint64_t hits, misses, set_on_miss;
+    uint64_t one_hit;         /* requests sent for keys asked for once */
+    uint64_t absent, absent_hits;  /* GET replies for keys never stored */
     uint64_t err[E_N];
     uint64_t bytes_out, bytes_in;
     char first_err[160];
@@ -53,6 +61,8 @@ typedef struct {
     double rate;              /* req/s over all connections, 0 = closed */
     int preload;
     int set_on_miss;
+    double one_hit;           /* share of requests for keys asked for once */
+    double absent;            /* share of GETs of keys never stored */
     char ns;                  /* first character of every key */
     /* results */
     int ran[2];
@@ -86,6 +96,11 @@ typedef struct {
 
 uint64_t now_ns(void);
 uint64_t conn_seed(uint64_t seed, int phase, int conn);
+/* The next request of connection conn (of nconns) in phase ph: its op, key
+ * id and kind.  *uniq counts the connection's one-hit keys over the whole
+ * run, so that no phase repeats one. */
+void phase_next(const phase_t *ph, rng_t *r, int conn, int nconns,
+                uint64_t *uniq, int *op, uint64_t *key, int *kind);
 int format_key(char *out, char ns, uint64_t id);   /* returns 10 */
 void stats_init(stats_t *s);
 void stats_merge(stats_t *d, const stats_t *s);

@@ -304,6 +304,38 @@ for my $th (0.5, 1.5) {
     ok($p2ok, 'second phase: sets of 9 bytes');
 }
 
+# --- one-hit keys and keys never stored ---
+{
+    my $n = 2000;
+    my ($rc, $out) = tcload('--dump-keys', 20000, '-c', 2, '-g', 1,
+        '--dataset', "Uni-$n-100", '--one-hit', 0.25, '--absent', 0.1,
+        '--phase', 'ns=a', '--phase', 'ns=b');
+    is($rc, 0, 'one-hit and absent dump');
+    my (%seen, $one, $absent, $stream, $repeat, $odd);
+    for (@{records($out)}) {
+        my (undef, $key) = @$_;
+        if ($key >= 900000000) {
+            $absent++;
+        } elsif ($key >= $n) {
+            $one++;
+            $repeat++ if $seen{$key}++;
+        } else {
+            $stream++;
+        }
+    }
+    my $all = $one + $absent + $stream;
+    is($all, 40000, 'every request of both phases is listed');
+    ok(abs($one / $all - 0.25) < 0.02,
+       sprintf('one-hit share %.3f ~ 0.25', $one / $all));
+    ok(abs($absent / $all - 0.1) < 0.02,
+       sprintf('absent share %.3f ~ 0.10', $absent / $all));
+    is($repeat // 0, 0, 'no one-hit key is asked for twice, across phases');
+    my (undef, $plain) = tcload('--dump-keys', 5000, '--seed', 9);
+    my (undef, $zero) = tcload('--dump-keys', 5000, '--seed', 9,
+        '--one-hit', 0, '--absent', 0);
+    ok($plain eq $zero, 'shares of 0 leave the stream as it was');
+}
+
 # --- bad settings ---
 my @bad = (
     [['--theta', 1], qr/theta/],
@@ -318,6 +350,8 @@ my @bad = (
     [['-g', 1.5], qr/GET ratio/],
     [['--phase', 'dataset=Uni-10-10,colour=red'], qr/unknown key/],
     [['--phase', 'dist=nope'], qr/unknown distribution/],
+    [['--one-hit', 0.7, '--absent', 0.5], qr/one-hit and absent/],
+    [['--phase', 'absent=-1'], qr/one-hit and absent/],
 );
 for my $b (@bad) {
     my ($args, $re) = @$b;

@@ -2,7 +2,9 @@
  * test_items_mq.c: multi-queue replacement (items_mq.c): queue level from
  * the access counter, queue order, bounded bumping, re-levelling, victim
  * order (queue 0 tail first, then higher queues), skipping referenced and
- * lock-busy items, cursors.
+ * lock-busy items, cursors; with aging (mq_set_aging): probation's share,
+ * the CLOCK over the main queues, the hand that ages idle items down a
+ * queue, dead items first.
  *
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
@@ -284,6 +286,149 @@ static void test_levels_from_settings(void)
        "back to the default 8");
 }
 
+/* ---- aging (mq_set_aging) ---- */
+
+/* Items whose key starts with 'd' are dead; counters the hand changes are
+ * counted. */
+static unsigned int recounts;
+
+static bool dead_if_d(const item *it)
+{
+    return ITEM_key(it)[0] == 'd';
+}
+
+static void count_recount(item *it, uint32_t old)
+{
+    recounts++;
+}
+
+static const struct mq_aging_ops test_aging = {
+    .is_dead = dead_if_d,
+    .recounted = count_recount,
+    .probation = true,
+};
+
+/* as the engine sets it up where victims are demoted (hotter) */
+static const struct mq_aging_ops test_aging_demoting = {
+    .is_dead = dead_if_d,
+    .recounted = count_recount,
+    .probation = false,
+};
+
+static item *link_n(const char *prefix, int n, uint16_t counter, item **out)
+{
+    char key[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "%s%d", prefix, i);
+        out[i] = make_item(key, counter);
+        link_locked(out[i]);
+    }
+    return out[0];
+}
+
+static void unlink_all(item **its, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (its[i]->it_flags & ITEM_QUEUED) {
+            unlink_locked(its[i]);
+        }
+        free(its[i]);
+    }
+}
+
+/* Old items read a few times (queue 2) and a few new keys: the new keys
+ * are not the victims while probation is under its share, even with every
+ * old item's bit set, and the paper's MQ (no aging) takes them first. */
+static void test_aging_probation(void)
+{
+    item *old[60], *fresh[20];
+    link_n("old", 60, 4, old);
+    link_n("new", 20, 1, fresh);
+    ok(victim(NULL, NULL) == fresh[0],
+       "without aging the oldest new key is the victim");
+    mq_set_aging(&test_aging);
+    item *v = victim(NULL, NULL);
+    bool is_old = false;
+    for (int i = 0; i < 60; i++) {
+        is_old = is_old || v == old[i];
+    }
+    ok(is_old, "with aging an old item goes, not a new key (probation "
+       "holds 20 of 80)");
+    struct mq_class_stats st;
+    mq_get_class_stats(CLS, &st);
+    ok(st.count[2] + st.count[1] == 60,
+       "the victim search rotated old items, none left their queues' ranks");
+    mq_set_aging(&test_aging_demoting);
+    ok(victim(NULL, NULL) == fresh[0],
+       "without probation (victims demoted) queue 0's tail goes first");
+    mq_set_aging(&test_aging);
+    /* more new keys: probation over a third of the class */
+    item *more[20];
+    link_n("more", 20, 1, more);
+    ok(victim(NULL, NULL) == fresh[0],
+       "probation over its share gives its tail");
+    unlink_all(more, 20);
+    unlink_all(fresh, 20);
+    unlink_all(old, 60);
+    mq_set_aging(NULL);
+}
+
+/* The hand: an idle tail item of queue 2 and up loses half its counter
+ * and a queue; one accessed since the last pass goes back to the head. */
+static void test_aging_hand(void)
+{
+    item *top[2], *probe[20];
+    link_n("top", 2, 200, top);               /* queue 7 */
+    link_n("p", 20, 1, probe);                /* probation, full */
+    mq_set_aging(&test_aging);
+    top[0]->it_flags &= ~ITEM_REF;            /* idle since the last pass */
+    recounts = 0;
+    ok(victim(NULL, NULL) == probe[0], "probation's tail is the victim");
+    ok(top[0]->mq_level == 6 && top[0]->counter == 100 && recounts == 1,
+       "the idle tail of queue 7 dropped to queue 6 with half its count "
+       "(%u, queue %u)", top[0]->counter, top[0]->mq_level);
+    ok(top[1]->mq_level == 7 && (top[1]->it_flags & ITEM_REF) != 0,
+       "one tail a queue per eviction: queue 7's next one is untouched");
+    victim(NULL, NULL);
+    ok(top[1]->mq_level == 7 && (top[1]->it_flags & ITEM_REF) == 0,
+       "the next eviction: queue 7's tail, accessed, kept its queue and "
+       "lost its bit");
+    ok(top[0]->mq_level == 5 && top[0]->counter == 50,
+       "... and queue 6's, idle, went on down: 6 -> 5 (counter %u)",
+       top[0]->counter);
+    unlink_locked(top[1]);
+    top[0]->counter = 60000;
+    top[0]->it_flags &= ~ITEM_REF;
+    item_lock(hv_of(top[0]));
+    mq_relevel(top[0], top[0]->counter);
+    item_unlock(hv_of(top[0]));
+    victim(NULL, NULL);
+    ok(top[0]->mq_level == 6 && top[0]->counter == 127,
+       "a counter far above the last queue's floor drops to the top of the "
+       "queue below (%u)", top[0]->counter);
+    unlink_all(probe, 20);
+    unlink_all(top, 2);
+    mq_set_aging(NULL);
+}
+
+/* Dead items anywhere at a queue's tail go before live ones. */
+static void test_aging_dead_first(void)
+{
+    item *fresh[20], *gone[3];
+    link_n("d", 3, 8, gone);                  /* dead, queue 3 */
+    link_n("n", 20, 1, fresh);                /* probation over its share */
+    mq_set_aging(&test_aging);
+    ok(victim(NULL, NULL) == gone[0],
+       "a dead tail in a high queue is the victim before probation's");
+    unlink_locked(gone[0]);
+    unlink_locked(gone[1]);
+    unlink_locked(gone[2]);
+    ok(victim(NULL, NULL) == fresh[0], "then probation's tail");
+    unlink_all(fresh, 20);
+    unlink_all(gone, 3);
+    mq_set_aging(NULL);
+}
+
 int main(void)
 {
     unit_settings_defaults();
@@ -295,5 +440,8 @@ int main(void)
     test_accept_filter();
     test_bumping();
     test_cursor();
+    test_aging_probation();
+    test_aging_hand();
+    test_aging_dead_first();
     return done_testing();
 }
