@@ -4,7 +4,8 @@
  * order (queue 0 tail first, then higher queues), skipping referenced and
  * lock-busy items, cursors; with aging (mq_set_aging): probation's share,
  * the CLOCK over the main queues, the hand that ages idle items down a
- * queue, dead items first.
+ * queue, dead items first, and the demoting set-up without probation and
+ * hand.
  *
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
@@ -306,6 +307,7 @@ static const struct mq_aging_ops test_aging = {
     .is_dead = dead_if_d,
     .recounted = count_recount,
     .probation = true,
+    .hand = true,
 };
 
 /* as the engine sets it up where victims are demoted (hotter) */
@@ -313,6 +315,7 @@ static const struct mq_aging_ops test_aging_demoting = {
     .is_dead = dead_if_d,
     .recounted = count_recount,
     .probation = false,
+    .hand = false,
 };
 
 static item *link_n(const char *prefix, int n, uint16_t counter, item **out)
@@ -411,6 +414,27 @@ static void test_aging_hand(void)
     mq_set_aging(NULL);
 }
 
+/* Without the hand (where victims are demoted) idle items keep their
+ * queue and counter; dead ones at a tail still go first. */
+static void test_aging_no_hand(void)
+{
+    item *top[1], *probe[20], *gone[1];
+    link_n("top", 1, 200, top);
+    link_n("p", 20, 1, probe);
+    mq_set_aging(&test_aging_demoting);
+    top[0]->it_flags &= ~ITEM_REF;
+    ok(victim(NULL, NULL) == probe[0], "queue 0's tail is the victim");
+    ok(top[0]->mq_level == 7 && top[0]->counter == 200,
+       "no hand: an idle tail of queue 7 keeps its queue and counter "
+       "(%u, queue %u)", top[0]->counter, top[0]->mq_level);
+    link_n("d", 1, 8, gone);                  /* dead, queue 3 */
+    ok(victim(NULL, NULL) == gone[0], "a dead tail still goes first");
+    unlink_all(gone, 1);
+    unlink_all(probe, 20);
+    unlink_all(top, 1);
+    mq_set_aging(NULL);
+}
+
 /* Dead items anywhere at a queue's tail go before live ones. */
 static void test_aging_dead_first(void)
 {
@@ -443,5 +467,6 @@ int main(void)
     test_aging_probation();
     test_aging_hand();
     test_aging_dead_first();
+    test_aging_no_hand();
     return done_testing();
 }
