@@ -169,9 +169,11 @@ bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
     if (h->flush_swept != flush
             && atomic_load_explicit(&flush_from, memory_order_relaxed)
                <= current_time) {
-        /* a turn for the flushed items first; none met: done with them */
+        /* a turn for the flushed items first; none met, and none passed
+         * over for a busy lock: done with them */
+        uint64_t busy = h->st.busy;
         found = do_sweep(h, id, false, turn + 1, pages, off);
-        if (!found) {
+        if (!found && h->st.busy == busy) {
             h->flush_swept = flush;
         }
     }

@@ -77,10 +77,14 @@ static struct mq_aging_ops aging_ops = {
 
 void d_aging_init(void)
 {
-    /* where victims are demoted rather than evicted, a new key loses
-     * nothing by going first: the paper's order keeps D for what N's
-     * counters promote */
+    /* Where victims are demoted rather than evicted, a new key loses
+     * nothing by going first (the paper's order keeps D for what N's
+     * counters promote), and the hand would make D's counters fall behind
+     * N's, which only the decay epochs age: the policy would then exchange
+     * items at the edge of the hot set over and over (doc/tiering.md
+     * "Aging and probation"). */
     aging_ops.probation = !policy_demotes();
+    aging_ops.hand = !policy_demotes();
     mq_set_aging(active_policy->ages_d ? &aging_ops : NULL);
 }
 

@@ -17,9 +17,9 @@
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
  *
- * Aging (mq_set_aging: tier_policy=hotter and the server without an
- * N-zone; doc/tiering.md "Aging and probation").  The paper's MQ
- * (HMCached section 3.2, after Zhou et al.'s MQ buffer cache) evicts queue
+ * Aging (mq_set_aging: the server without an N-zone, and in part
+ * tier_policy=hotter; doc/tiering.md "Aging and probation").  The paper's
+ * MQ (HMCached section 3.2, after Zhou et al.'s MQ buffer cache) evicts queue
  * 0 first and never looks above it while it holds anything: a new key,
  * whose counter is 1, only ever competes with other new keys, and a key
  * read a few times long ago keeps its queue for ever unless something
@@ -41,13 +41,14 @@
  *     by CLOCK: each counted access sets ITEM_REF on the item (items_d.c);
  *     a tail item with it set gets a second chance (cleared, to the head of
  *     its queue), one without it is the victim.
- *   - Each victim search (an eviction; under hotter a demotion, which only
- *     promotions and stores while D has room need, so there the decay
- *     epochs do most of the aging) also moves a hand over the tail of
- *     every higher queue (2 and up), as MQ's "lifetime" demotion does: a
- *     tail item accessed since the hand last passed goes back to its
- *     queue's head, one that was not has its counter halved (at most to
- *     the top of the queue below) and drops to that queue's head.  An
+ *   - Where victims leave the cache, each victim search also moves a hand
+ *     (under hotter there is none: D's counters must age as N's do, by
+ *     the decay epochs, for its promotions to compare like with like)
+ *     over the tail of every higher queue (2 and up), as MQ's "lifetime"
+ *     demotion does: a tail item accessed since the hand last passed goes
+ *     back to its queue's head, one that was not has its counter halved
+ *     (at most to the top of the queue below) and drops to that queue's
+ *     head.  An
  *     item nobody asks for any more thus loses a queue per pass, and a
  *     pass of a queue takes as many evictions as the queue holds items: a
  *     hot set that moved on is out within about one class's worth of
@@ -490,7 +491,7 @@ static item *do_age_tails(struct mq_class *cls, mq_accept_fn accept,
                 *hv_out = hv;
                 return it;
             }
-        } else if (q >= 2) {
+        } else if (q >= 2 && aging->hand) {
             if (it->it_flags & ITEM_REF) {
                 do_rotate(cls, it);
             } else {

@@ -51,6 +51,9 @@ struct mq_aging_ops {
     /* keep new keys on probation (queue 0 evicted from only over its
      * share); false: queue 0's tail goes first, as in the paper */
     bool probation;
+    /* the hand ages idle items down a queue (their counters halved); false:
+     * only dead items are taken at the higher queues' tails */
+    bool hand;
 };
 /* ops NULL: the paper's MQ (the default after mq_init).  Call after
  * mq_init, before any item is linked; the ops must outlive the queues. */

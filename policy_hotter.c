@@ -24,10 +24,11 @@
  * moves in.
  * The decay epoch, unless tier_decay_period is given, is sized from the
  * D-zone (decay_period_auto; migrate.c says why).
- * The D-zone's MQ queues age (items_mq.c, doc/tiering.md "Aging and
- * probation": CLOCK over the main queues, a hand that moves idle items down
- * a queue, dead items first), without the probation queue, which matters
- * only where victims leave the cache.
+ * The D-zone's victims come by CLOCK from the main queues and dead items
+ * go first (items_mq.c, doc/tiering.md "Aging and probation"); neither
+ * the probation queue nor the hand that halves idle items' counters: a
+ * demoted new key loses nothing, and D's counters must age as N's do
+ * (by the decay epochs) for the comparison above to mean anything.
  * Everything else is hmcached's: placement by the key's zone, the MQ
  * queues in D, demotion of their victims, CLOCK in the N-zone, the
  * counters and their decay rule.

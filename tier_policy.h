@@ -92,9 +92,11 @@ struct tier_policy_ops {
      * and none of d_entered, d_accessed, d_victim: the copy's offset uses
      * the header bytes HM-HC's ranking does (item.h). */
     bool keeps_n_copy;
-    /* the D-zone's MQ queues age and keep a probation queue for new keys
-     * (items_mq.c, doc/tiering.md "Aging and probation"); false: the
-     * paper's MQ, which only the decay epochs age */
+    /* the D-zone's MQ victims by CLOCK, dead ones first, and, where
+     * victims leave the cache, a probation queue for new keys and a hand
+     * that ages idle items (items_mq.c, doc/tiering.md "Aging and
+     * probation"); false: the paper's MQ, which only the decay epochs
+     * age */
     bool ages_d;
     /* the decay epoch when tier_decay_period is not given: sized from the
      * D-zone (migrate.c, "auto") rather than the fixed default */

@@ -307,6 +307,7 @@ static const struct mq_aging_ops test_aging = {
     .is_dead = dead_if_d,
     .recounted = count_recount,
     .probation = true,
+    .hand = true,
 };
 
 /* as the engine sets it up where victims are demoted (hotter) */
@@ -314,6 +315,7 @@ static const struct mq_aging_ops test_aging_demoting = {
     .is_dead = dead_if_d,
     .recounted = count_recount,
     .probation = false,
+    .hand = false,
 };
 
 static item *link_n(const char *prefix, int n, uint16_t counter, item **out)
@@ -423,7 +425,8 @@ static void test_aging_no_hand(void)
     top[0]->it_flags &= ~ITEM_REF;
     ok(victim(NULL, NULL) == probe[0], "queue 0's tail is the victim");
     ok(top[0]->mq_level == 7 && top[0]->counter == 200,
-       "no hand: an idle tail of queue 7 keeps its queue and counter");
+       "no hand: an idle tail of queue 7 keeps its queue and counter "
+       "(%u, queue %u)", top[0]->counter, top[0]->mq_level);
     link_n("d", 1, 8, gone);                  /* dead, queue 3 */
     ok(victim(NULL, NULL) == gone[0], "a dead tail still goes first");
     unlink_all(gone, 1);
