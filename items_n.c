@@ -210,20 +210,22 @@ static void heap_charge(item *it, _Atomic uint64_t *gauge, size_t ntotal)
     heap_meta(it)->charged = (uint32_t)ntotal;
 }
 
-/* May worker t stage another ntotal bytes?  Its staging buffers, values
- * bound for the N-zone that clients are sending or that wait to be
- * written, are past tier_staging_limit (0: none) refused, except on a
- * worker that holds none, so that a value larger than the limit can still
- * be stored one at a time (doc/tiering.md "Values in flight"). */
-static bool staging_admits(LIBEVENT_THREAD *t, size_t ntotal)
+/* May a worker whose gauge holds `held` bytes take ntotal more under
+ * limit (0: none)?  Past it, no; except for a worker that holds nothing,
+ * so that a value larger than the limit still passes one at a time.  A
+ * refusal is counted in *refused.  Both budgets are this rule: the
+ * staging buffers of values bound for the N-zone that clients are
+ * sending or that wait to be written (tier_staging_limit, doc/tiering.md
+ * "Values in flight"), and the snapshots of N values that replies wait
+ * to write (tier_inflight_limit). */
+static bool budget_admits(_Atomic uint64_t *gauge, uint64_t limit,
+                          stat_u64 *refused, size_t ntotal)
 {
-    uint64_t held = atomic_load_explicit(&t->tier_staging_bytes,
-                                         memory_order_relaxed);
-    uint64_t limit = settings.tier.staging_limit;
+    uint64_t held = atomic_load_explicit(gauge, memory_order_relaxed);
     if (limit == 0 || held == 0 || held + ntotal <= limit) {
         return true;
     }
-    STAT_INCR(t->stats.tier_staging_refused);
+    STAT_INCR(*refused);
     return false;
 }
 
@@ -233,7 +235,9 @@ static bool staging_admits(LIBEVENT_THREAD *t, size_t ntotal)
  * memory or past t's limit. */
 item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t)
 {
-    if (t != NULL && !staging_admits(t, ntotal)) {
+    if (t != NULL && !budget_admits(&t->tier_staging_bytes,
+            settings.tier.staging_limit, &t->stats.tier_staging_refused,
+            ntotal)) {
         return NULL;
     }
     item *it = t != NULL && ntotal >= STAGING_MAP_MIN ? heap_map(ntotal)
@@ -480,23 +484,6 @@ item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
     return it;
 }
 
-/* May a reply of t take another ntotal bytes of N-zone value?  The
- * thread's replies that wait to be written hold their snapshots; past
- * tier_inflight_limit (0: none) further N hits are refused, except on a
- * thread that holds none, so that a value larger than the limit can still
- * be served one at a time. */
-static bool inflight_admits(LIBEVENT_THREAD *t, size_t ntotal)
-{
-    uint64_t held = atomic_load_explicit(&t->tier_inflight_bytes,
-                                         memory_order_relaxed);
-    uint64_t limit = settings.tier.inflight_limit;
-    if (limit == 0 || held == 0 || held + ntotal <= limit) {
-        return true;
-    }
-    STAT_INCR(t->stats.tier_inflight_refused);
-    return false;
-}
-
 /* A lookup found the N item of *locp (probe p) expired or flushed: unlink
  * it and count why. */
 void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
@@ -539,7 +526,9 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
     }
     _Atomic uint64_t *charge = NULL;
     if ((how & LOOKUP_FOR_REPLY) && t != NULL) {
-        if (!inflight_admits(t, ntotal)) {
+        if (!budget_admits(&t->tier_inflight_bytes,
+                settings.tier.inflight_limit,
+                &t->stats.tier_inflight_refused, ntotal)) {
             *status = LOOKUP_NO_MEMORY;
             return NULL;
         }
