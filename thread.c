@@ -33,6 +33,7 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,24 +363,26 @@ void threadlocal_stats_aggregate(struct thread_stats *out)
     }
 }
 
-uint64_t threadlocal_tier_inflight_bytes(void)
+/* The sum over the workers of the gauge at `offset` in their struct. */
+static uint64_t sum_worker_gauge(size_t offset)
 {
     uint64_t sum = 0;
     for (int i = 0; i < nthreads_running; i++) {
-        sum += atomic_load_explicit(&threads[i].tier_inflight_bytes,
-                                    memory_order_relaxed);
+        _Atomic uint64_t *g =
+            (_Atomic uint64_t *)((char *)&threads[i] + offset);
+        sum += atomic_load_explicit(g, memory_order_relaxed);
     }
     return sum;
 }
 
+uint64_t threadlocal_tier_inflight_bytes(void)
+{
+    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_inflight_bytes));
+}
+
 uint64_t threadlocal_tier_staging_bytes(void)
 {
-    uint64_t sum = 0;
-    for (int i = 0; i < nthreads_running; i++) {
-        sum += atomic_load_explicit(&threads[i].tier_staging_bytes,
-                                    memory_order_relaxed);
-    }
-    return sum;
+    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_staging_bytes));
 }
 
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out)
