@@ -465,8 +465,6 @@ static uint32_t tier_u32_at_least_1(const char *name, const char *val)
     return v;
 }
 
-/* The N-zone and policy sub-options (doc/tiering.md); false when `name`
- * is not one of them. */
 /* A per-worker byte limit: a size, or 0 for none. */
 static size_t subopt_limit(const char *name, const char *val,
                            const char *example)
@@ -482,6 +480,28 @@ static size_t subopt_limit(const char *name, const char *val,
     return v;
 }
 
+/* The index in choices (NULL-terminated) of the word val, or death with
+ * the list: "x must be a, b or c (got v)". */
+static unsigned int subopt_choice(const char *name, const char *val,
+                                  const char *const *choices)
+{
+    unsigned int n = 0;
+    for (; choices[n] != NULL; n++) {
+        if (val != NULL && strcmp(val, choices[n]) == 0) {
+            return n;
+        }
+    }
+    char list[128] = "";
+    for (unsigned int i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof(list) - used, "%s%s", sep, choices[i]);
+    }
+    die("%s must be %s (got %s)", name, list, val ? val : "nothing");
+}
+
+/* The N-zone and policy sub-options (doc/tiering.md); false when `name`
+ * is not one of them. */
 static bool parse_tier_subopt(const char *name, const char *val)
 {
     struct nvm_config *nc = &settings.nvm;
@@ -518,18 +538,11 @@ static bool parse_tier_subopt(const char *name, const char *val)
         settings.tier.policy = parse_tier_policy(val);
         tier_policy_given = true;
     } else if (strcmp(name, "tier_placement") == 0) {
-        if (val != NULL && strcmp(val, "nvm") == 0) {
-            settings.tier.placement = TIER_PLACE_NVM;
-        } else if (val != NULL && strcmp(val, "dram_first") == 0) {
-            settings.tier.placement = TIER_PLACE_DRAM_FIRST;
-        } else {
-            die("tier_placement must be nvm or dram_first");
-        }
+        static const char *const places[] = { "dram_first", "nvm", NULL };
+        settings.tier.placement = subopt_choice(name, val, places);
     } else if (strcmp(name, "tier_promote") == 0) {
-        if (val == NULL || (strcmp(val, "sync") && strcmp(val, "async"))) {
-            die("tier_promote must be sync or async");
-        }
-        settings.tier.promote_async = strcmp(val, "async") == 0;
+        static const char *const ways[] = { "sync", "async", NULL };
+        settings.tier.promote_async = subopt_choice(name, val, ways) == 1;
     } else if (strcmp(name, "tier_threshold") == 0) {
         settings.tier.threshold_init = tier_u32_at_least_1(name, val);
     } else if (strcmp(name, "tier_adjust_period") == 0) {
@@ -564,34 +577,16 @@ static bool parse_tier_subopt(const char *name, const char *val)
             die("tier_reassign_rate must be auto or between 0 and 256");
         }
     } else if (strcmp(name, "tier_reassign_weight") == 0) {
-        if (val != NULL && strcmp(val, "recent") == 0) {
-            settings.tier.reassign_weigh_recent = true;
-        } else if (val != NULL && strcmp(val, "counters") == 0) {
-            settings.tier.reassign_weigh_recent = false;
-        } else {
-            die("tier_reassign_weight must be recent or counters (got %s)",
-                val ? val : "nothing");
-        }
+        static const char *const weights[] = { "recent", "counters", NULL };
+        settings.tier.reassign_weigh_recent =
+            subopt_choice(name, val, weights) == 0;
     } else if (strcmp(name, "nvm_restart") == 0) {
-        if (val != NULL && strcmp(val, "yes") == 0) {
-            settings.tier.restart = TIER_RESTART_YES;
-        } else if (val != NULL && strcmp(val, "no") == 0) {
-            settings.tier.restart = TIER_RESTART_NO;
-        } else if (val != NULL && strcmp(val, "require") == 0) {
-            settings.tier.restart = TIER_RESTART_REQUIRE;
-        } else {
-            die("nvm_restart must be yes, no or require (got %s)",
-                val ? val : "nothing");
-        }
+        /* in enum tier_restart's order */
+        static const char *const modes[] = { "yes", "no", "require", NULL };
+        settings.tier.restart = subopt_choice(name, val, modes);
     } else if (strcmp(name, "nvm_verify") == 0) {
-        if (val != NULL && strcmp(val, "read") == 0) {
-            settings.tier.verify_reads = true;
-        } else if (val != NULL && strcmp(val, "recovery") == 0) {
-            settings.tier.verify_reads = false;
-        } else {
-            die("nvm_verify must be recovery or read (got %s)",
-                val ? val : "nothing");
-        }
+        static const char *const when[] = { "recovery", "read", NULL };
+        settings.tier.verify_reads = subopt_choice(name, val, when) == 1;
     } else if (strcmp(name, "tier_inflight_limit") == 0) {
         settings.tier.inflight_limit = subopt_limit(name, val, "16m");
     } else if (strcmp(name, "tier_staging_limit") == 0) {
