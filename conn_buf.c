@@ -187,14 +187,13 @@ bool conn_buf_grow_read(conn *c)
     return true;
 }
 
-void conn_buf_shrink_empty_read(conn *c)
+/* Back to a read buffer of the first size, keeping the unread bytes
+ * (fewer than that size). */
+static void read_buf_to_first_size(conn *c)
 {
-    if (c->rsize <= READ_BUFFER_SIZE || c->rbytes != 0
-            || IS_UDP(c->transport)) {
-        return;
-    }
     char *nb = malloc(READ_BUFFER_SIZE);
     if (nb != NULL) {
+        memcpy(nb, c->rcurr, c->rbytes);
         free(c->rbuf);
         charge(c, (int64_t)READ_BUFFER_SIZE - c->rsize, 0, 0);
         c->rbuf = nb;
@@ -203,18 +202,18 @@ void conn_buf_shrink_empty_read(conn *c)
     }
 }
 
+void conn_buf_shrink_empty_read(conn *c)
+{
+    if (c->rsize > READ_BUFFER_SIZE && c->rbytes == 0
+            && !IS_UDP(c->transport)) {
+        read_buf_to_first_size(c);
+    }
+}
+
 void conn_buf_shrink_large(conn *c)
 {
     if (c->rsize > CONN_BUF_KEEP_MAX && c->rbytes < READ_BUFFER_SIZE) {
-        char *nb = malloc(READ_BUFFER_SIZE);
-        if (nb != NULL) {
-            memcpy(nb, c->rcurr, c->rbytes);
-            free(c->rbuf);
-            charge(c, (int64_t)READ_BUFFER_SIZE - c->rsize, 0, 0);
-            c->rbuf = nb;
-            c->rcurr = nb;
-            c->rsize = READ_BUFFER_SIZE;
-        }
+        read_buf_to_first_size(c);
     }
     if (c->wbuf_size > CONN_BUF_KEEP_MAX && c->wbuf_used == 0) {
         char *nb = malloc(WBUF_INITIAL);
