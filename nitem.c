@@ -89,11 +89,17 @@ static uint32_t seal_value(uint32_t crc)
     return crc != 0 ? crc : 1;          /* 0 is an unsealed chunk */
 }
 
-uint32_t nitem_checksum(uint32_t seed, const nitem_hdr *h, const char *body)
+/* The checksum's first part: h's fields that the seal covers. */
+static uint32_t header_crc(uint32_t seed, const nitem_hdr *h)
 {
     nitem_hdr f;
     sealed_fields(&f, h);
-    uint32_t c = crc32c(seed, &f, sizeof(f));
+    return crc32c(seed, &f, sizeof(f));
+}
+
+uint32_t nitem_checksum(uint32_t seed, const nitem_hdr *h, const char *body)
+{
+    uint32_t c = header_crc(seed, h);
     c = crc32c(c, body, (size_t)h->nkey + 1 + h->nbytes);
     return seal_value(c);
 }
@@ -107,9 +113,7 @@ bool nitem_stored_checksum_ok(const struct nitem_probe *p, uint32_t seed)
     const nitem_hdr *h = &p->u.hdr;
     size_t total = nitem_ntotal(h->nkey, h->nbytes);
     size_t have = p->len < total ? p->len : total;
-    nitem_hdr f;
-    sealed_fields(&f, h);
-    uint32_t c = crc32c(seed, &f, sizeof(f));
+    uint32_t c = header_crc(seed, h);
     c = crc32c(c, p->u.buf + sizeof(nitem_hdr), have - sizeof(nitem_hdr));
     char block[VERIFY_BLOCK];
     for (size_t at = have; at < total; ) {
