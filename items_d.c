@@ -56,11 +56,6 @@ void count_access(item *it)
 
 /* ---- aging of the MQ queues (items_mq.h mq_set_aging) ---- */
 
-static bool aging_is_dead(const item *it)
-{
-    return item_is_dead(it);
-}
-
 /* The aging hand halved a counter: the reassignment's histogram follows,
  * as it does count_access's changes. */
 static void aging_recounted(item *it, uint32_t old)
@@ -71,7 +66,7 @@ static void aging_recounted(item *it, uint32_t old)
 }
 
 static struct mq_aging_ops aging_ops = {
-    .is_dead = aging_is_dead,
+    .is_dead = item_is_dead,
     .recounted = aging_recounted,
 };
 

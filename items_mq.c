@@ -48,15 +48,15 @@
  *     demotion does: a tail item accessed since the hand last passed goes
  *     back to its queue's head, one that was not has its counter halved
  *     (at most to the top of the queue below) and drops to that queue's
- *     head.  An
- *     item nobody asks for any more thus loses a queue per pass, and a
- *     pass of a queue takes as many evictions as the queue holds items: a
- *     hot set that moved on is out within about one class's worth of
- *     evictions, as an LRU would have it, while a key asked for as often
- *     as its queue turns over keeps its place.  Where Zhou et al. time a
- *     lifetime in accesses, the pass is the clock here: it needs no
- *     timestamp in the item.  The hand visits the queues upward, so that
- *     an item it drops is not met again in the same pass.
+ *     head.  An item nobody asks for any more thus loses a queue per
+ *     pass, and a pass of a queue takes as many evictions as the queue
+ *     holds items: a hot set that moved on is out within about one
+ *     class's worth of evictions, as an LRU would have it, while a key
+ *     asked for as often as its queue turns over keeps its place.  Where
+ *     Zhou et al. time a lifetime in accesses, the pass is the clock here:
+ *     it needs no timestamp in the item.  The hand visits the queues
+ *     upward, so that an item it drops is not met again in the same
+ *     pass.
  *   - Dead items (expired, flushed) that the hand or the scans meet are
  *     the victims before any live one: after a flush_all, stores reclaim
  *     the flushed items (at every queue's tail, where the old items are)
@@ -427,7 +427,6 @@ static item *do_real_tail(const struct mq_class *cls, unsigned int q)
 /* A pass found it idle (its item lock held): half its counter, at most the
  * top of the queue below its own, and the head of the queue that calls
  * for. */
-
 static void do_age_down(struct mq_class *cls, item *it)
 {
     uint32_t old = it->counter;
