@@ -23,15 +23,6 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 use MemcachedTest;
 
-sub rss_kb {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/status" or return undef;
-    while (<$fh>) {
-        return $1 if /^VmRSS:\s+(\d+)\s+kB/;
-    }
-    return undef;
-}
-
 # Parse a get reply: list of [key, value] and the trailer line.  Walks
 # the reply with pos(): cutting each value off its front copied the rest
 # of a 7 MB reply every time (a minute of CPU for the refcount case).
@@ -95,7 +86,7 @@ sub parse_values {
     reply_is(send_recv($w, "set big 0 0 $len\r\n$val\r\n", timeout => 10),
         "STORED\r\n", 'inflight: 512 KB item stored in the N-zone');
     mem_get_is($w, 'big', $val, 'inflight: it reads back');
-    my $rss0 = rss_kb($srv->pid);
+    my $rss0 = proc_status_kb($srv->pid, 'VmRSS');
     my $n = 400;
     my $r = $srv->sock;
     mc_send($r, 'get ' . join(' ', ('big') x $n) . "\r\n");
@@ -103,7 +94,7 @@ sub parse_values {
                             || $srv->tier_stats->{inflight_refused} }),
         "inflight: the server took the $n-key get");
     sleep 0.5;
-    my $rss1 = rss_kb($srv->pid);
+    my $rss1 = proc_status_kb($srv->pid, 'VmRSS');
     my $t = $srv->tier_stats;
     cmp_ok($t->{inflight_refused}, '>', 0, 'inflight: hits past the limit '
         . 'were refused');

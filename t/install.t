@@ -47,13 +47,6 @@ sub installed_files {
     return map { substr($_, length $dest) } sort @files;
 }
 
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
 sub spew {
     my ($path, $text) = @_;
     open my $fh, '>', $path or die "$path: $!";
@@ -87,12 +80,12 @@ is_deeply([grep { /memcached-debug/ } @files], [],
     'memcached-debug is not installed');
 ok(-x "$dest$daemon" && -x "$dest$wrapper", 'daemon and wrapper executable');
 ok(-x "$dest$exporter", 'exporter executable');
-is(slurp("$dest$exporter"), slurp("$root/scripts/tiercached-exporter"),
+is(read_file("$dest$exporter"), read_file("$root/scripts/tiercached-exporter"),
     'the installed exporter is scripts/tiercached-exporter');
 my (undef, $v) = run_binary("$dest$daemon", ['-V'], 5);
 like($v, qr/^memcached 1\.6\.18$/m, 'the installed daemon runs (-V)');
-like(slurp("$dest$man"), qr/^\.TH MEMCACHED 1/m, 'man page is memcached(1)');
-is(slurp("$dest$conf"), slurp("$dest$conf_default"),
+like(read_file("$dest$man"), qr/^\.TH MEMCACHED 1/m, 'man page is memcached(1)');
+is(read_file("$dest$conf"), read_file("$dest$conf_default"),
     'conf and its .default are the same file');
 
 my @docs = ('README.md', map { basename($_) } glob("$root/doc/*.md"));
@@ -110,7 +103,7 @@ sub exec_start {
     my ($line) = $joined =~ /^ExecStart=(.*)$/m;
     return split ' ', $line // '';
 }
-my $unit_text = slurp("$dest$unit");
+my $unit_text = read_file("$dest$unit");
 my ($exec, $exec_conf) = exec_start($unit_text);
 is($exec, $wrapper, 'unit: ExecStart runs the installed wrapper');
 is($exec_conf, $conf, 'unit: the wrapper reads the installed conf');
@@ -118,7 +111,7 @@ unlike($unit_text, qr/^PrivateDevices=(?:true|yes)/m,
     'unit: no PrivateDevices (it would hide /dev/dax*)');
 like($unit_text, qr/^DeviceAllow=char-dax rw$/m, 'unit: DAX devices allowed');
 unlike($unit_text, qr/^User=/m, 'unit: the daemon drops to -u itself');
-my $exporter_text = slurp("$dest$exporter_unit");
+my $exporter_text = read_file("$dest$exporter_unit");
 my @exporter_exec = exec_start($exporter_text);
 is_deeply(\@exporter_exec, [$exporter, '$OPTIONS'],
     'exporter unit: ExecStart runs the installed exporter with $OPTIONS');
@@ -245,10 +238,10 @@ spew("$work/run.conf", "-d\n-m 8\n-o nvm_size=32m\n-t 1\n");
 }
 
 # ---- a reinstall keeps an edited conf; uninstall removes the rest
-spew("$dest$conf", slurp("$dest$conf") . "-v\n");
+spew("$dest$conf", read_file("$dest$conf") . "-v\n");
 ($rc, $out) = run_make('install');
 is($rc, 0, 'second make install succeeds') or diag($out);
-like(slurp("$dest$conf"), qr/^-v\n\z/m, 'reinstall keeps the edited conf');
+like(read_file("$dest$conf"), qr/^-v\n\z/m, 'reinstall keeps the edited conf');
 ($rc, $out) = run_make('uninstall');
 is($rc, 0, 'make uninstall succeeds') or diag($out);
 is_deeply([installed_files()], [$conf],

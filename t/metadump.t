@@ -26,14 +26,6 @@ for (my $i = 0; $i < $ITEMS; $i += 10_000) {
 }
 is(mem_stats($sock)->{curr_items}, $ITEMS, "$ITEMS items stored");
 
-sub rss_kb {
-    open my $fh, '<', '/proc/' . $server->pid . '/status' or return undef;
-    while (<$fh>) {
-        return $1 if /^VmRSS:\s+(\d+)/;
-    }
-    return undef;
-}
-
 # A whole dump, read slowly: every key once, END, then the pipelined reply.
 sub read_dump {
     my ($s, $pause) = @_;
@@ -57,16 +49,16 @@ sub read_dump {
 }
 
 SKIP: {
-    my $before = rss_kb();
+    my $before = proc_status_kb($server->pid, 'VmRSS');
     skip 'no /proc/PID/status for the server', 3 unless defined $before;
     my @idle = map { $server->sock } 1 .. $CLIENTS;
     mc_send($_, "lru_crawler metadump all\r\n") for @idle;
     # settled once the server has filled what the sockets take
-    my ($prev, $now) = (-1, rss_kb());
+    my ($prev, $now) = (-1, proc_status_kb($server->pid, 'VmRSS'));
     my $deadline = time + 10;
     while (time < $deadline && abs($now - $prev) > 256) {
         sleep 0.5;
-        ($prev, $now) = ($now, rss_kb());
+        ($prev, $now) = ($now, proc_status_kb($server->pid, 'VmRSS'));
     }
     my $grown_mb = ($now - $before) / 1024;
     my $dump_mb = $ITEMS * 60 / 1024 / 1024;

@@ -39,13 +39,6 @@ my $deadline_s = 30 * slowdown();
 my @running;
 END { kill 'KILL', @running if @running }
 
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<', $path or return '';
-    local $/;
-    return scalar <$fh>;
-}
-
 # Starts the quickstart with @args; returns its pid (the server's, after
 # exec) and the log it writes.
 sub start_quickstart {
@@ -70,12 +63,12 @@ sub wait_banner {
     my ($pid, $log) = @_;
     my $end = time + $deadline_s;
     while (time < $end) {
-        my $text = slurp($log);
+        my $text = -e $log ? read_file($log) : '';
         return $text if $text =~ /nc -q1 [^\n]*\n/;
         return "exited: $text" if waitpid($pid, WNOHANG) == $pid;
         sleep 0.05;
     }
-    return 'timeout: ' . slurp($log);
+    return 'timeout: ' . (-e $log ? read_file($log) : '');
 }
 
 sub stop_quickstart {
@@ -132,7 +125,7 @@ like($out, qr/^stored .* n_items=[1-9]/m, 'demo-load filled the N-zone');
 is(stop_quickstart($pid), 0, 'SIGINT stops the quickstart\'s server');
 
 # what scripts/test removes before it builds, removed here the same way
-my ($rm) = slurp("$root/scripts/test") =~ /^(rm -rf [^\n]*\bbuild\b[^\n]*)$/m;
+my ($rm) = read_file("$root/scripts/test") =~ /^(rm -rf [^\n]*\bbuild\b[^\n]*)$/m;
 ok($rm, 'scripts/test removes build directories with one rm -rf')
     or diag('no such line in scripts/test');
 is(system('sh', '-c', "cd '$tree' && $rm"), 0, "ran: $rm");

@@ -46,18 +46,7 @@ sub server_on {
 
 sub graceful_stop {
     my ($srv, $what) = @_;
-    kill 'USR1', $srv->pid;
-    ok($srv->wait_exit(20) && WIFEXITED($srv->exit_status)
-       && WEXITSTATUS($srv->exit_status) == 0, "$what: graceful stop");
-}
-
-sub slurp {
-    my ($file) = @_;
-    open my $fh, '<:raw', $file or die "$file: $!";
-    local $/;
-    my $d = <$fh>;
-    close $fh;
-    return $d;
+    ok($srv->stop_graceful, "$what: graceful stop");
 }
 
 # Write $bytes at $off of $file in place (the server may have it mapped).
@@ -121,7 +110,7 @@ sub expected_reply {
     is($srv->tier_stats->{n_items}, 100, 'all of them N items');
     graceful_stop($srv, 'items');
 
-    my $data = slurp($file);
+    my $data = read_file($file);
     my @found = grep { defined find_item($data, $_, length $want{$_}[1]) }
         @keys;
     is(scalar @found, 100, 'each item found in the file by its key');
@@ -201,7 +190,7 @@ sub expected_reply {
     $srv->wait_exit(20);
     for my $copy (0, 1) {
         my $f2 = shm_file();
-        poke($f2, 0, slurp($file));
+        poke($f2, 0, read_file($file));
         poke($f2, $RUN_COPY[$copy] + 8, 'XXXXXXXX');
         my $again = server_on($f2);
         like($again->log_text, qr/not stopped in order/,
@@ -283,7 +272,7 @@ for my $verify ('read', 'recovery') {
         $want{$k} = value_for($k);
         send_recv($s, "set $k 7 0 " . length($want{$k}) . "\r\n$want{$k}\r\n");
     }
-    my $data = slurp($file);
+    my $data = read_file($file);
     my %off = map { $_ => find_item($data, $_, length $want{$_}) } keys %want;
     is(scalar(grep { defined } values %off), 8,
        "nvm_verify=$verify: each item found in the mapped file");

@@ -47,12 +47,6 @@ sub exited_zero {
     return WIFEXITED($st) && WEXITSTATUS($st) == 0;
 }
 
-sub graceful_signal {
-    my ($srv) = @_;
-    kill 'USR1', $srv->pid;
-    return exited_zero($srv);
-}
-
 sub graceful_command {
     my ($srv) = @_;
     my $s = $srv->sock;
@@ -159,7 +153,7 @@ sub value_of_size {
     my $st0 = $srv->stats;
     my $pages0 = class_pages($srv);
 
-    ok(graceful_signal($srv), 'SIGUSR1: exit 0');
+    ok($srv->stop_graceful(10), 'SIGUSR1: exit 0');
     ok(-e $meta, 'SIGUSR1 leaves PATH.meta');
     if ($> == 0) {
         is((stat $path)[4], scalar getpwnam('nobody'),
@@ -230,7 +224,7 @@ sub value_of_size {
     $srv->stop;
     $srv = start('-m 64');
     is($srv->stats->{curr_items}, 0, 'after kill -9: empty');
-    ok(graceful_signal($srv), 'graceful stop of an empty cache');
+    ok($srv->stop_graceful(10), 'graceful stop of an empty cache');
     ok(-e $meta, 'an empty cache leaves PATH.meta too');
 }
 
@@ -243,7 +237,7 @@ for my $case (['-m 32', 'maxbytes', 67108864],
     my $s = $srv->sock;
     ok(store($s, 'key', 'value', 0, 0), "store before restarting with $args");
     close $s;
-    ok(graceful_signal($srv), 'graceful stop');
+    ok($srv->stop_graceful(10), 'graceful stop');
     $srv = start($args);
     my $log = $srv->log_text;
     like($log, qr/\[restart\]\ restart\ incompatible\ due\ to\ setting
@@ -295,7 +289,7 @@ sub rewrite_meta {
         store($s, "g$i", $want{"g$i"}, $i, 0);
     }
     close $s;
-    ok(graceful_signal($srv), 'graceful stop');
+    ok($srv->stop_graceful(10), 'graceful stop');
     rewrite_meta(sub { my @l = @_; my ($p) = grep { /^page / } @l;
                        return (@l[0 .. $#l - 1], $p, $l[-1]) });
     $srv = start('-m 64');
@@ -311,7 +305,7 @@ sub rewrite_meta {
         store($s, $k, $want{$k}, 1, 0);
     }
     close $s;
-    ok(graceful_signal($srv), 'graceful stop');
+    ok($srv->stop_graceful(10), 'graceful stop');
     # garbage over the first 64 KiB of every carved page
     my @pages = do {
         open my $in, '<', $meta or die;
@@ -371,7 +365,7 @@ sub rewrite_meta {
     my $st0 = $srv->stats;
     ok($st0->{slab_global_page_pool} >= 1, 'the global pool holds a page');
     my $keys0 = $st0->{curr_items};
-    ok(graceful_signal($srv), 'graceful stop');
+    ok($srv->stop_graceful(10), 'graceful stop');
     $srv = start('-m 64');
     is_deeply(class_pages($srv), $pages, 'each class has its pages back');
     my $st = $srv->stats;
@@ -395,7 +389,7 @@ sub rewrite_meta {
     ok(store($s, "tier$_", "value$_", $_, 0), "store tier$_") for 1 .. 20;
     close $s;
     my $before = snapshot($srv, map { "tier$_" } 1 .. 20);
-    ok(graceful_signal($srv), 'graceful stop with an N-zone');
+    ok($srv->stop_graceful(10), 'graceful stop with an N-zone');
     $srv = start('-m 64 -L -o nvm_size=64m');
     is_deeply(snapshot($srv, map { "tier$_" } 1 .. 20), $before,
               'the D items come back with an N-zone configured');
@@ -432,7 +426,7 @@ SKIP: {
         close $s;
         my @keys = map { "d$_" } 1 .. 30;
         my $before = snapshot($srv, @keys);
-        ok(graceful_signal($srv), ($stock ? 'stock' : 'ours')
+        ok($srv->stop_graceful(10), ($stock ? 'stock' : 'ours')
            . ': graceful stop') or next;
         # memcached refuses a restart in the second of the stop ("[restart]
         # restart incompatible due to setting for [stop_time]")

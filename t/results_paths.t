@@ -15,13 +15,6 @@ use File::Temp qw(tempdir);
 
 my $root = repo_root();
 
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<', $path or die "$path: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
 # Absolute paths into a checkout, random temporary directories, and
 # tcload's real ports in $text.
 sub machine_paths {
@@ -32,7 +25,7 @@ sub machine_paths {
     return @found;
 }
 
-my $doc = slurp("$root/doc/results.md");
+my $doc = read_file("$root/doc/results.md");
 like($doc, qr{`build/memcached -m }, 'doc/results.md names build/memcached');
 like($doc, qr{`bench/tcload -s 127\.0\.0\.1:PORT }, '... and bench/tcload');
 my @found = machine_paths($doc);
@@ -78,7 +71,7 @@ e.regenerate_doc(types.SimpleNamespace(out=d / "out"), meta)
 PY
     my $out = `python3 - '$root' '$dir' 2>&1 <<'EOF'\n${py}EOF\n`;
     is($? >> 8, 0, 'regenerate_doc runs') or diag($out);
-    my $text = -f "$dir/results.md" ? slurp("$dir/results.md") : '';
+    my $text = -f "$dir/results.md" ? read_file("$dir/results.md") : '';
     like($text, qr{`build/memcached -m 8 -p PORT},
         'a fresh result: the server relative to the repository');
     like($text,

@@ -159,11 +159,7 @@ for my $s (@sessions) {
 SKIP: {
     skip 'sanitizer builds: their allocators change RSS', 3
         if slowdown() > 1;
-    my $rss = sub {
-        open my $fh, '<', '/proc/' . $srv->pid . '/status' or return 0;
-        while (<$fh>) { return $1 if /^RssAnon:\s+(\d+)/ }
-        return 0;
-    };
+    my $rss = sub { proc_status_kb($srv->pid, 'RssAnon') // 0 };
     my $admin = $srv->sock;
     bin_exchange($admin, bin_req('sasl_auth', key => 'PLAIN',
         value => plain('alice', 'secret')), 1);

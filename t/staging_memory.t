@@ -31,15 +31,6 @@ my $SENT = 299_000;           # what a stalled client sends of it
 my $LIMIT = 2 * 1024 * 1024;
 my $WORKERS = 2;
 
-sub rss_anon_kb {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/status" or return undef;
-    while (<$fh>) {
-        return $1 if /^RssAnon:\s+(\d+)\s+kB/;
-    }
-    return undef;
-}
-
 # $n connections that each send $SENT bytes of a $LEN-byte set of
 # stall:<tag>:<i> and stop; returns them once the server has read it all.
 sub stall {
@@ -96,7 +87,7 @@ is($srv->tier_stats->{n_items}, scalar keys %kept, 'all in the N-zone');
 my $t0 = $srv->tier_stats;
 is($t0->{staging_bytes}, 0, 'staging_bytes 0 with no value in flight');
 is($t0->{staging_refused}, 0, 'staging_refused 0');
-my $rss0 = rss_anon_kb($srv->pid);
+my $rss0 = proc_status_kb($srv->pid, 'RssAnon');
 
 # ---- 1. stalled clients fill each worker's budget and no more ----
 my $n = 60;
@@ -120,7 +111,7 @@ ok($per > $LEN && $per < $LEN + 200,
     or diag("$t->{staging_bytes} bytes for $held buffers");
 is(mem_stats($ctl)->{store_no_memory}, $refused,
     'store_no_memory counts them as memcached counts a failed item');
-my $rss1 = rss_anon_kb($srv->pid);
+my $rss1 = proc_status_kb($srv->pid, 'RssAnon');
 SKIP: {
     skip 'sanitizer builds: their allocators change RSS', 1
         if slowdown() > 1;
@@ -196,12 +187,12 @@ SKIP: {
     skip 'sanitizer builds: their allocators change RSS', 1
         if slowdown() > 1;
     ok(wait_until(10, sub {
-        $rss2 = rss_anon_kb($srv->pid);
+        $rss2 = proc_status_kb($srv->pid, 'RssAnon');
         $rss2 - $rss0 < 3 * 1024 }),
         'anonymous memory back within 3 MB of where it was')
         or diag("RssAnon $rss0 kB -> $rss2 kB after the clients closed");
 }
-$rss2 //= rss_anon_kb($srv->pid);
+$rss2 //= proc_status_kb($srv->pid, 'RssAnon');
 note("RssAnon $rss0 kB -> $rss2 kB after the clients closed");
 for my $k (sort keys %kept) {
     mem_get_is($ctl, $k, $kept{$k}, "after: $k is still stored");

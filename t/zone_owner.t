@@ -22,13 +22,6 @@ sub server_on {
     return new_memcached(($args // '-m 2 -I 64k -t 2') . " -o $o");
 }
 
-sub graceful_stop {
-    my ($srv) = @_;
-    kill 'USR1', $srv->pid;
-    return $srv->wait_exit(20) && WIFEXITED($srv->exit_status)
-        && WEXITSTATUS($srv->exit_status) == 0;
-}
-
 # Run 1 stores k=v1 and `gone` and stops in order; run 2 ($more, $args)
 # stores k=v2 and deletes `gone` and stops as $stop says; returns the
 # server of run 3 (the default options) on the same file.
@@ -39,7 +32,7 @@ sub three_runs {
     my $s = $one->sock;
     is(send_recv($s, "set k 0 0 2\r\nv1\r\nset gone 0 0 1\r\nx\r\n", n => 2),
        "STORED\r\nSTORED\r\n", 'run 1 stores k=v1 and gone');
-    ok(graceful_stop($one), 'run 1 stops in order');
+    ok($one->stop_graceful, 'run 1 stops in order');
     my $two = server_on($file, $more, $args);
     $s = $two->sock;
     is(send_recv($s, "set k 0 0 2\r\nv2\r\ndelete gone\r\n", n => 2),
@@ -49,7 +42,7 @@ sub three_runs {
         kill 'KILL', $two->pid;
         $two->wait_exit(20);
     } else {
-        ok(graceful_stop($two), 'run 2 stops in order');
+        ok($two->stop_graceful, 'run 2 stops in order');
     }
     return ($file, $two, server_on($file, 'tier_policy=nvm'));
 }
@@ -70,7 +63,7 @@ for my $stop ('USR1', 'KILL') {
     my $file = shm_file();
     my $one = server_on($file);
     send_recv($one->sock, "set k 0 0 2\r\nv1\r\n");
-    ok(graceful_stop($one), 'a zone to restart from');
+    ok($one->stop_graceful, 'a zone to restart from');
     my $two = server_on($file, 'tier_policy=dram');
     $two->stop;
     my $r = eval { server_on($file, 'nvm_restart=require'); 1 } ? '' : $@;

@@ -32,6 +32,7 @@ our @EXPORT = qw(
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
+    read_file proc_status_kb
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -327,6 +328,16 @@ sub wait_exit {
 }
 
 sub exit_status { return $_[0]{exit_status} }
+
+# SIGUSR1 (memcached's graceful stop) and wait up to $timeout s (20 by
+# default); true when the server exited with status 0.
+sub stop_graceful {
+    my ($self, $timeout) = @_;
+    kill 'USR1', $self->pid;
+    return 0 unless $self->wait_exit($timeout // 20);
+    my $st = $self->exit_status;
+    return WIFEXITED($st) && WEXITSTATUS($st) == 0;
+}
 
 # Kill and reap.  Returns the wait status.  SIGKILL by default (fast);
 # stop(term => 1) sends SIGTERM and waits up to 5 s before SIGKILL.
@@ -789,6 +800,27 @@ sub write_file {
     close $fh;
     chmod 0644, "$dir/$name";
     return "$dir/$name";
+}
+
+# The whole of file $path, as bytes.
+sub read_file {
+    my ($path) = @_;
+    open my $fh, '<:raw', $path or croak "$path: $!";
+    local $/;
+    my $data = <$fh>;
+    close $fh;
+    return $data // '';
+}
+
+# Field $field (VmRSS, RssAnon, ...) of /proc/$pid/status in kB, or undef
+# when the process or the field is not there.
+sub proc_status_kb {
+    my ($pid, $field) = @_;
+    open my $fh, '<', "/proc/$pid/status" or return undef;
+    while (<$fh>) {
+        return $1 if /^\Q$field\E:\s+(\d+)\s+kB/;
+    }
+    return undef;
 }
 
 # The server under test started with $args, and Debian's memcached started
