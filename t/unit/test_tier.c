@@ -6,8 +6,9 @@
  * synchronous promotion, CLOCK order (second chance, dead items first),
  * CLOCK decisions and counts made from the header under the item lock
  * when the candidate changes between the sweep's unlocked read and its
- * lock, the tier counters of `stats tier`, and the fallbacks: to D when
- * N cannot take a value, to N when D cannot free a chunk.
+ * lock, the tier counters of `stats tier`, the fallbacks: to D when N
+ * cannot take a value, to N when D cannot free a chunk, and the N chunk
+ * allocator's reuse of chunks freed anywhere in a page.
  */
 #include "config.h"
 #include "items.h"
@@ -573,6 +574,64 @@ static void test_d_fallback(void)
     engine_stop();
 }
 
+/* ---- the N chunk allocator (slabs_tier.c) ---- */
+
+/* Every chunk of a page is handed out once; chunks freed anywhere in it
+ * (and only they) are handed out again before the class takes a new
+ * page. */
+static void test_chunk_allocator(void)
+{
+    engine_start(4 << 20, 8 << 20, TIER_POLICY_NVM);
+    unsigned int id = slabs_clsid(300);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    size_t psize = slabs_tier_page_size();
+    uint64_t pages0 = slabs_tier_pages_used();
+    uint64_t *offs = calloc(perslab, sizeof(*offs));
+    bool *freed = calloc(perslab, sizeof(*freed));
+    unsigned int got = 0, in_page = 0, nfreed = 0;
+    for (unsigned int i = 0; i < perslab; i++) {
+        got += slabs_tier_alloc(id, &offs[i]);
+        in_page += offs[i] / psize == pages0;
+    }
+    ok(got == perslab && in_page == perslab,
+       "a page's %u chunks handed out from the page (%u, %u in it)",
+       perslab, got, in_page);
+    ok(slabs_tier_pages_used() == pages0 + 1, "one page taken");
+    for (unsigned int i = 3; i < perslab; i += 7) {
+        slabs_tier_free(offs[i]);
+        freed[i] = true;
+        nfreed++;
+    }
+    slabs_tier_free(offs[perslab - 1]);
+    freed[perslab - 1] = true;
+    nfreed++;
+    unsigned int again = 0, wrong = 0;
+    for (unsigned int n = 0; n < nfreed; n++) {
+        uint64_t off;
+        if (!slabs_tier_alloc(id, &off)) {
+            break;
+        }
+        uint64_t chunk = (off - pages0 * psize) / slabs_chunk_size(id);
+        if (off / psize == pages0 && chunk < perslab && freed[chunk]) {
+            freed[chunk] = false;
+            again++;
+        } else {
+            wrong++;
+        }
+    }
+    ok(again == nfreed && wrong == 0,
+       "the %u freed chunks, each once, and no other (%u, %u wrong)",
+       nfreed, again, wrong);
+    ok(slabs_tier_pages_used() == pages0 + 1,
+       "no new page while the page had free chunks");
+    uint64_t off;
+    ok(slabs_tier_alloc(id, &off) && off / psize == pages0 + 1,
+       "the next chunk comes from a new page");
+    free(freed);
+    free(offs);
+    engine_stop();
+}
+
 int main(void)
 {
     t = NULL;
@@ -585,6 +644,7 @@ int main(void)
     test_clock_reuse_race();
     test_fallback();
     test_d_fallback();
+    test_chunk_allocator();
     nvm_zone_close(&nvm_zone);
     return done_testing();
 }
