@@ -159,12 +159,27 @@ void items_flush(int64_t delay)
     clock_nvm_note_flush(new_oldest);
 }
 
-bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
+/* The class of an item: the one memcached 1.6.18 chooses, by its own
+ * size for the item (its header, the cas unless -C, the key and its NUL,
+ * the flags when not 0, the value), where that holds our item too; our
+ * header is 8 bytes larger and keeps cas and flags, so under -C our size
+ * decides (doc/protocol.md "Slab classes").  0: an item that can never
+ * be stored (too large, or a key too long). */
+static unsigned int item_class(size_t nkey, client_flags_t flags, int nbytes)
 {
     if (nkey > KEY_MAX_LENGTH || nbytes < 2) {
-        return false;
+        return 0;
     }
-    return slabs_clsid(item_make_ntotal(nkey, nbytes)) != 0;
+    size_t ours = item_make_ntotal(nkey, nbytes);
+    size_t theirs = MEMCACHED_ITEM_HEADER
+        + (settings.use_cas ? sizeof(uint64_t) : 0) + nkey + 1
+        + (flags != 0 ? sizeof(flags) : 0) + (size_t)nbytes;
+    return slabs_clsid(theirs > ours ? theirs : ours);
+}
+
+bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
+{
+    return item_class(nkey, flags, nbytes) != 0;
 }
 
 bool key_in_dram(const char *key, size_t nkey)
@@ -188,11 +203,11 @@ static item *do_item_alloc(const char *key, size_t nkey,
                            int nbytes, enum key_zone zone,
                            LIBEVENT_THREAD *t)
 {
-    if (!item_size_ok(nkey, flags, nbytes)) {
+    unsigned int id = item_class(nkey, flags, nbytes);
+    if (id == 0) {
         return NULL;
     }
     size_t ntotal = item_make_ntotal(nkey, nbytes);
-    unsigned int id = slabs_clsid(ntotal);
     item *it = NULL;
     uint16_t it_flags = 0;
 

@@ -1186,7 +1186,9 @@ void settings_check(void)
     if (settings.item_size_max > 1024 * 1024) {
         settings.slab_page_size = settings.item_size_max;
     }
-    settings.slab_chunk_size_max = settings.slab_page_size / 2;
+    /* memcached's: half of its page, which stays 1 MB whatever -I is (it
+     * refuses an -I below it; we take -I as the largest class then) */
+    settings.slab_chunk_size_max = 512 * 1024;
     if ((uint64_t)settings.item_size_max > settings.maxbytes / 2) {
         die("Cannot set item size limit higher than 1/2 of memory max.");
     }

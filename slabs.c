@@ -38,10 +38,11 @@
  * dram_node=N (settings.nvm.dram_node >= 0) binds every D page to NUMA
  * node N as it is allocated (the -L region at start-up).
  *
- * Sizing follows memcached: the first chunk is sizeof(item) + -n bytes,
- * each next class is -f times larger, rounded up to 8 bytes, until the size
- * passes item_size_max / factor; the last class is exactly item_size_max so
- * every value accepted by -I fits one chunk (no chunked items here).
+ * Sizing follows memcached's ladder (build_classes), from memcached's item
+ * header (MEMCACHED_ITEM_HEADER, not ours), so that the classes have its
+ * ids and chunk sizes; above its largest class (slab_chunk_max) one more
+ * class of exactly item_size_max holds the items memcached would split
+ * into chunks (no chunked items here).
  */
 #include "config.h"
 #include "slabs.h"
@@ -150,27 +151,53 @@ static unsigned int align_chunk(size_t size)
     return (unsigned int)size;
 }
 
+/* memcached's ladder: from its item header + -n, each class -f times the
+ * last (truncated, then rounded up to 8 bytes), while below
+ * slab_chunk_max / -f; then a class of exactly slab_chunk_max, its
+ * largest.  memcached stores larger items in chunks of that class; here
+ * every item is one chunk, so one more class of exactly -I holds them
+ * (doc/protocol.md "Storage"). */
 static void build_classes(double factor)
 {
     size_t item_max = (size_t)settings.item_size_max;
-    double size = (double)(sizeof(item) + (size_t)settings.chunk_size);
+    size_t chunk_max = (size_t)settings.slab_chunk_size_max < item_max
+        ? (size_t)settings.slab_chunk_size_max : item_max;
+    size_t size = MEMCACHED_ITEM_HEADER + (size_t)settings.chunk_size;
     unsigned int id = POWER_SMALLEST;
 
-    /* The last id is reserved for the item_size_max class. */
-    for (; id < MAX_NUMBER_OF_SLAB_CLASSES - 2; id++) {
-        unsigned int chunk = align_chunk((size_t)size);
-        if (chunk >= item_max / factor || chunk >= item_max) {
+    /* ids end at 63, as memcached's; the largest class's is kept, and the
+     * -I class's where there is one */
+    unsigned int kept = item_max > chunk_max ? 2 : 1;
+    for (; id < MAX_NUMBER_OF_SLAB_CLASSES - 1 - kept; id++) {
+        if ((double)size >= (double)chunk_max / factor) {
             break;
         }
+        unsigned int chunk = align_chunk(size);
         slabclass[id].size = chunk;
         slabclass[id].perslab = (unsigned int)(page_size / chunk);
-        /* Grow from the aligned size so classes strictly increase even
-         * with a factor close to 1. */
-        size = (double)chunk * factor;
+        size = (size_t)((double)chunk * factor);
+        /* a factor close to 1 would repeat a size (memcached repeats it) */
+        if (size <= chunk) {
+            size = chunk + CHUNK_ALIGN_BYTES;
+        }
+    }
+    slabclass[id].size = (unsigned int)chunk_max;
+    slabclass[id].perslab = (unsigned int)(page_size / chunk_max);
+    if (item_max > chunk_max) {
+        id++;
+        slabclass[id].size = (unsigned int)item_max;
+        slabclass[id].perslab = (unsigned int)(page_size / item_max);
     }
     power_largest = id;
-    slabclass[id].size = (unsigned int)item_max;
-    slabclass[id].perslab = (unsigned int)(page_size / item_max);
+}
+
+/* -vv, as memcached lists its classes at start-up */
+static void print_classes(void)
+{
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        fprintf(stderr, "slab class %3u: chunk size %9u perslab %7u\n", id,
+                slabclass[id].size, slabclass[id].perslab);
+    }
 }
 
 unsigned int slabs_largest_clsid(void)
@@ -316,6 +343,9 @@ void slabs_init(size_t limit, double factor, bool prealloc)
         page_size = (size_t)settings.item_size_max;
     }
     build_classes(factor);
+    if (settings.verbose > 1) {
+        print_classes();
+    }
 
     zone_mem[SLAB_ZONE_DRAM].limit = limit;
     setup_region(&zone_mem[SLAB_ZONE_DRAM], limit, prealloc);

@@ -73,4 +73,47 @@ reply_is(send_recv($sock, "cache_memlimit 64 noreply\r\nversion\r\n"), "VERSION 
     'cache_memlimit noreply');
 ok($server->alive, 'server alive');
 
+# The class ladder and each item's class, side by side with Debian's
+# memcached (doc/protocol.md "Storage"): with -L every class has a page,
+# so `stats slabs` lists them all; memcached's are ours, and ours has one
+# more, of exactly -I (items memcached splits into chunks).  Values with
+# and without client flags land in the class memcached puts them in.
+SKIP: {
+    skip 'no stock memcached to compare with', 4
+        unless -x stock_bin() && !server_is_stock();
+    my %ladder;
+    my %class_of;
+    my @sizes = map { ($_, $_ + 1, $_ + 4) } 36, 60, 64, 88, 120, 500, 1000,
+        4000, 60000, 400000;
+    for my $args ('-m 128 -L', '-m 128 -L -f 1.5 -n 100') {
+        for my $who ('memcached', 'ours') {
+            my $srv = $who eq 'ours' ? new_memcached($args)
+                                     : stock_memcached($args);
+            my $sl = $srv->stats('slabs');
+            $ladder{$args}{$who} = [ map { $sl->{"$_:chunk_size"} }
+                sort { $a <=> $b } map { /^(\d+):chunk_size$/ ? $1 : () }
+                keys %$sl ];
+            my $sk = $srv->sock;
+            for my $len (@sizes) {
+                for my $flags (0, 7) {
+                    send_recv($sk, "set k$len $flags 0 $len\r\n"
+                        . ('x' x $len) . "\r\n");
+                    my $it = mem_stats($sk, 'items');
+                    my @c = map { /^items:(\d+):number$/ ? $1 : () }
+                        grep { $it->{$_} } keys %$it;
+                    $class_of{$args}{$who}{"$len/$flags"} =
+                        join ',', sort { $a <=> $b } @c;
+                    send_recv($sk, "delete k$len\r\n");
+                }
+            }
+            $srv->stop;
+        }
+        my ($m, $o) = @{ $ladder{$args} }{qw(memcached ours)};
+        is_deeply([ @$o[0 .. $#$m] ], $m,
+            "$args: memcached's classes are ours (" . scalar(@$m) . ')');
+        is_deeply($class_of{$args}{ours}, $class_of{$args}{memcached},
+            "$args: each value is in memcached's class, flags or not");
+    }
+}
+
 done_testing();

@@ -78,7 +78,9 @@ my $debug;
     my $s = $srv->sock;
     $debug = $srv->has_debugtime;
 
-    send_sync($s, join '', map { "set exp_$_ 0 100 50\r\n" . ('e' x 50) . "\r\n" } 1 .. 200);
+    # the expired items share the class of the live keep_ items, which
+    # keeps the class in `stats items` once they are reclaimed
+    send_sync($s, join '', map { "set exp_$_ 0 100 60\r\n" . ('e' x 60) . "\r\n" } 1 .. 200);
     send_sync($s, join '', map { "set keep_$_ 0 0 60\r\n" . ('k' x 60) . "\r\n" } 1 .. 50);
     send_sync($s, "set sp%ce 0 0 1\r\nx\r\n");
     my $t = $srv->tier_stats;

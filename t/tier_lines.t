@@ -24,9 +24,10 @@ use MemcachedTest;
 
 srand($ENV{TIER_SEED} // 7);
 
-# 9 MB: one page for the zone's metadata (doc/restart.md), eight for items
+# 12 MB: one page for the zone's metadata (doc/restart.md), eleven for
+# items: a page for each class the sizes below fall in
 my $srv = new_memcached('-m 2 -I 64k -t 1 '
-    . '-o nvm_size=9m,tier_policy=nvm,no_lru_crawler');
+    . '-o nvm_size=12m,tier_policy=nvm,no_lru_crawler');
 my $s = $srv->sock;
 
 sub lines {

@@ -20,37 +20,57 @@ static unsigned int align8(double size)
     return (s + 7) & ~7u;
 }
 
-/* The sizes memcached's rule gives, computed independently. */
+/* memcached's largest class: half of its 1 MB page, or -I if smaller */
+static unsigned int chunk_max_for(int item_max)
+{
+    return item_max < 512 * 1024 ? (unsigned int)item_max : 512 * 1024;
+}
+
+/* The sizes memcached 1.6.18's rule gives, computed independently: from
+ * its 48-byte item header + -n, each class -f times the last (truncated,
+ * then aligned), while below slab_chunk_max / -f; then slab_chunk_max;
+ * then ours alone, -I (items memcached would chunk). */
 static bool sizes_follow_rule(double factor, int chunk_size, int item_max)
 {
     unsigned int largest = slabs_largest_clsid();
-    double size = sizeof(item) + chunk_size;
-    for (unsigned int id = 1; id < largest; id++) {
+    unsigned int chunk_max = chunk_max_for(item_max);
+    unsigned int size = 48 + (unsigned int)chunk_size;
+    unsigned int id = 1;
+    for (; size < chunk_max / factor; id++) {
         unsigned int want = align8(size);
         if (slabs_chunk_size(id) != want) {
             diag("class %u: %u, want %u", id, slabs_chunk_size(id), want);
             return false;
         }
-        size = want * factor;
+        size = (unsigned int)(want * factor);
     }
-    return slabs_chunk_size(largest) == (unsigned int)item_max
-        && slabs_chunk_size(largest - 1) < (unsigned int)item_max
-        && slabs_chunk_size(largest - 1) * factor >= (double)align8(size) / 2;
+    if (slabs_chunk_size(id) != chunk_max) {
+        diag("class %u: %u, want slab_chunk_max %u", id,
+             slabs_chunk_size(id), chunk_max);
+        return false;
+    }
+    unsigned int want_largest = (unsigned int)item_max > chunk_max ? id + 1
+                                                                  : id;
+    return largest == want_largest
+        && slabs_chunk_size(largest) == (unsigned int)item_max;
 }
 
 static void test_default_sizes(void)
 {
     unit_settings_defaults();
     slabs_init(settings.maxbytes, settings.factor, false);
-    unsigned int first = align8(sizeof(item) + 48);
+    unsigned int first = align8(48 + 48);
     ok(slabs_chunk_size(1) == first,
-       "class 1 chunk is sizeof(item) + 48 rounded to 8 (%u)",
+       "class 1 chunk is memcached's item header + 48 (%u)",
        slabs_chunk_size(1));
-    ok(slabs_chunk_size(2) == align8(first * 1.25),
+    ok(slabs_chunk_size(2) == align8((unsigned int)(first * 1.25)),
        "class 2 is 1.25 times larger, aligned (%u)", slabs_chunk_size(2));
     ok(sizes_follow_rule(1.25, 48, 1024 * 1024),
-       "every class follows the -f rule up to -I");
+       "every class follows memcached's -f rule up to slab_chunk_max, "
+       "then -I");
     unsigned int largest = slabs_largest_clsid();
+    ok(largest == 40 && slabs_chunk_size(39) == 512 * 1024,
+       "memcached's 39 classes, the last 512 KB, then ours (%u)", largest);
     ok(slabs_chunk_size(largest) == 1024 * 1024
        && slabs_chunks_per_page(largest) == 1,
        "largest class (%u) holds exactly item_size_max, one per page",
@@ -74,7 +94,7 @@ static void test_custom_sizes(void)
     settings.item_size_max = 4 * 1024 * 1024;
     settings.slab_page_size = 4 * 1024 * 1024;
     slabs_init(settings.maxbytes, settings.factor, false);
-    ok(slabs_chunk_size(1) == align8(sizeof(item) + 100),
+    ok(slabs_chunk_size(1) == align8(48 + 100),
        "-n 100 sets the first chunk (%u)", slabs_chunk_size(1));
     ok(sizes_follow_rule(2.0, 100, 4 * 1024 * 1024),
        "-f 2 doubles each class up to -I 4m");
