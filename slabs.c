@@ -782,19 +782,23 @@ static enum reassign_result_type request_move(int src, int dst,
 {
     enum reassign_result_type ret = REASSIGN_OK;
 
+    /* memcached's order of checks and replies: the same class first, then
+     * -1 resolved to a class with pages to spare (none: BADCLASS), then
+     * the range, where class 0 is the global page pool (no page is moved
+     * out of it here: any class takes its pages when it needs one) */
     pthread_mutex_lock(&slabs_lock);
+    if (src == -1 && dst != -1) {
+        src = pick_any_source(dst);
+    }
     if (rebal.requested) {
         ret = REASSIGN_RUNNING;
-    } else if (dst < 0 || dst > (int)power_largest || src < -1
-            || src == 0 || src > (int)power_largest) {
-        ret = REASSIGN_BADCLASS;
     } else if (src == dst) {
         ret = REASSIGN_SRC_DST_SAME;
+    } else if (dst < 0 || dst > (int)power_largest || src < 0
+            || src > (int)power_largest) {
+        ret = REASSIGN_BADCLASS;
     } else {
-        if (src == -1) {
-            src = pick_any_source(dst);
-        }
-        if (src == -1 || slabclass[src].pool[SLAB_ZONE_DRAM].npages < 2) {
+        if (src == 0 || slabclass[src].pool[SLAB_ZONE_DRAM].npages < 2) {
             ret = REASSIGN_NOSPARE;
         } else {
             rebal.requested = true;

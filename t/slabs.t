@@ -116,4 +116,23 @@ SKIP: {
     }
 }
 
+# `slabs reassign`'s argument checks, reply by reply with memcached's
+SKIP: {
+    skip 'no stock memcached to compare with', 1
+        unless -x stock_bin() && !server_is_stock();
+    my @cmds = map { "slabs reassign $_\r\n" } '99 99', '0 1', '1 0',
+        '-1 -1', '-2 1', '-1 0', '0 0', '64 1', '1 2', '-1 2', '1 -1';
+    my %replies;
+    for my $who ('memcached', 'ours') {
+        my $srv = $who eq 'ours' ? new_memcached('-m 64 -o slab_reassign')
+                                 : stock_memcached('-m 64 -o slab_reassign');
+        my $sk = $srv->sock;
+        $replies{$who} = [ map { send_recv($sk, $_) } @cmds ];
+        $srv->stop;
+    }
+    is_deeply($replies{ours}, $replies{memcached},
+        'slabs reassign: the same replies as memcached for bad, same, '
+        . 'any-source and pool-class arguments');
+}
+
 done_testing();
