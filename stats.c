@@ -117,7 +117,8 @@ static void connection_stats(ADD_STAT add_stats, void *c,
     struct server_stats s = stats;
     pthread_mutex_unlock(&stats_lock);
     append_stat("max_connections", add_stats, c, "%d", settings.listen.maxconns);
-    APPEND_U64("curr_connections", s.curr_conns);
+    /* memcached's figure: its listeners and clients, less one */
+    APPEND_U64("curr_connections", s.curr_conns > 0 ? s.curr_conns - 1 : 0);
     APPEND_U64("total_connections", s.total_conns);
     if (settings.listen.maxconns_fast) {
         /* memcached lists it only when it refuses connections */
