@@ -208,8 +208,10 @@ static void test_reassign(void)
         live[i] = slabs_alloc(slabs_chunk_size(1), 1);
     }
     ok(slabs_reassign(1, 1) == REASSIGN_SRC_DST_SAME, "src == dst refused");
-    ok(slabs_reassign(0, 2) == REASSIGN_BADCLASS
+    ok(slabs_reassign(-2, 2) == REASSIGN_BADCLASS
        && slabs_reassign(1, 99) == REASSIGN_BADCLASS, "bad class ids refused");
+    ok(slabs_reassign(0, 2) == REASSIGN_NOSPARE,
+       "class 0, the global page pool, has no page to spare");
     ok(slabs_reassign(3, 2) == REASSIGN_NOSPARE,
        "a class without a spare page refused");
     slabs_set_page_evictor(fake_evictor);
