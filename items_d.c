@@ -124,6 +124,15 @@ void count_victim(const item *it, bool dead)
 }
 
 /* Up to max dead items at the tail of queue q of class id leave. */
+/* A dead item the queues gave up (its item lock held, pinned) leaves. */
+static void reclaim_claimed(item *it, uint64_t hv)
+{
+    count_reclaim(it);
+    do_item_unlink(it, hv);
+    item_unlock(hv);
+    item_remove(it);
+}
+
 static unsigned int reclaim_queue_tail(unsigned int id, unsigned int q,
                                        unsigned int max)
 {
@@ -132,10 +141,7 @@ static unsigned int reclaim_queue_tail(unsigned int id, unsigned int q,
     item *it;
     while (n < max
            && (it = mq_claim_tail(id, q, accept_dead, NULL, &hv)) != NULL) {
-        count_reclaim(it);
-        do_item_unlink(it, hv);
-        item_unlock(hv);
-        item_remove(it);
+        reclaim_claimed(it, hv);
         n++;
     }
     return n;
@@ -191,8 +197,14 @@ item *d_chunk(unsigned int id, size_t ntotal, bool may_evict)
     item *it = NULL;
     if (!settings.lru_maintainer_thread) {
         /* no maintainer reclaims in the background: like memcached's flat
-         * LRU, an allocation first takes a dead item from the tail */
-        reclaim_queue_tail(id, 0, 1);
+         * LRU, an allocation first takes the tail item if it is dead
+         * (memcached stops at the first live one: a look further would
+         * hash and lock up to MQ_TAIL_SEARCH items for every store) */
+        uint64_t hv;
+        item *dead = mq_claim_last(id, 0, accept_dead, NULL, &hv);
+        if (dead != NULL) {
+            reclaim_claimed(dead, hv);
+        }
     }
     for (int tries = 0; tries < ALLOC_TRIES; tries++) {
         it = slabs_alloc(ntotal, id);

@@ -395,11 +395,12 @@ static bool try_claim(struct mq_class *cls, item *it, mq_accept_fn accept,
 
 /* The first claimable item among queue q's last MQ_TAIL_SEARCH (class
  * lock held). */
-static item *do_claim_tail(struct mq_class *cls, unsigned int q,
-                           mq_accept_fn accept, void *arg, uint64_t *hv_out)
+static item *do_claim_within(struct mq_class *cls, unsigned int q,
+                             unsigned int search, mq_accept_fn accept,
+                             void *arg, uint64_t *hv_out)
 {
     unsigned int examined = 0;
-    for (item *it = cls->tail[q]; it != NULL && examined < MQ_TAIL_SEARCH;
+    for (item *it = cls->tail[q]; it != NULL && examined < search;
             it = it->prev) {
         if (is_placeholder(it)) {
             continue;
@@ -410,6 +411,12 @@ static item *do_claim_tail(struct mq_class *cls, unsigned int q,
         }
     }
     return NULL;
+}
+
+static item *do_claim_tail(struct mq_class *cls, unsigned int q,
+                           mq_accept_fn accept, void *arg, uint64_t *hv_out)
+{
+    return do_claim_within(cls, q, MQ_TAIL_SEARCH, accept, arg, hv_out);
 }
 
 /* ---- aging: the victim search (class lock held) ---- */
@@ -588,17 +595,30 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
     return victim;
 }
 
-item *mq_claim_tail(unsigned int clsid, unsigned int level,
-                    mq_accept_fn accept, void *arg, uint64_t *hv_out)
+static item *claim_within(unsigned int clsid, unsigned int level,
+                          unsigned int search, mq_accept_fn accept, void *arg,
+                          uint64_t *hv_out)
 {
     if (level >= nqueues) {
         return NULL;
     }
     struct mq_class *cls = &classes[clsid];
     pthread_mutex_lock(&cls->lock);
-    item *it = do_claim_tail(cls, level, accept, arg, hv_out);
+    item *it = do_claim_within(cls, level, search, accept, arg, hv_out);
     pthread_mutex_unlock(&cls->lock);
     return it;
+}
+
+item *mq_claim_tail(unsigned int clsid, unsigned int level,
+                    mq_accept_fn accept, void *arg, uint64_t *hv_out)
+{
+    return claim_within(clsid, level, MQ_TAIL_SEARCH, accept, arg, hv_out);
+}
+
+item *mq_claim_last(unsigned int clsid, unsigned int level,
+                    mq_accept_fn accept, void *arg, uint64_t *hv_out)
+{
+    return claim_within(clsid, level, 1, accept, arg, hv_out);
 }
 
 unsigned int mq_pin_range(unsigned int clsid, const void *start,

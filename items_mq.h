@@ -102,6 +102,10 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
  * lru_pull_tail looks at one LRU's tail the same way). */
 item *mq_claim_tail(unsigned int clsid, unsigned int level,
                     mq_accept_fn accept, void *arg, uint64_t *hv_out);
+/* The same looking at the tail item only: memcached's pull of a dead item
+ * before each allocation (flat LRU) stops at the first live one. */
+item *mq_claim_last(unsigned int clsid, unsigned int level,
+                    mq_accept_fn accept, void *arg, uint64_t *hv_out);
 
 /* Pin (take a reference to) up to max queued items of class clsid whose
  * chunk lies in [start, end) (page reassignment).  No item lock is taken;
