@@ -156,6 +156,7 @@ class Ctx:
     tier_reason: Optional[str] = None     # why `stats tier` is unusable
     tag: str = ""                          # --tag: a run made elsewhere
     hit_mb: int = 0                        # hitratio's X (0: the scale's)
+    reps_given: int = 0                    # --reps (0: each experiment's)
     log: Callable[[str], None] = print
 
 
@@ -2251,8 +2252,7 @@ def hit_sims(ctx: Ctx, streams: dict) -> tuple:
 def exp_hitratio(ctx: Ctx) -> list:
     sz = HITRATIO_SIZES[ctx.scale.name]
     x = ctx.hit_mb = ctx.hit_mb or sz["mb"]
-    default_reps = (FULL if ctx.scale.name == "full" else SMALL).reps
-    reps = sz["reps"] if ctx.scale.reps == default_reps else ctx.scale.reps
+    reps = ctx.reps_given or sz["reps"]
     r = base_result("hitratio", "Hit ratios against memcached and "
                     "libCacheSim's policies on the same streams",
                     "No figure in the paper (issue 22): a bounded cache, "
@@ -2680,6 +2680,7 @@ def main(argv: list) -> int:
         ctx = Ctx(scale=scale, out=out, work=Path(work),
                   server=Path(a.server).resolve(), stock=Path(a.stock),
                   command=command.strip(), tag=a.tag, hit_mb=a.hit_mb,
+                  reps_given=a.reps,
                   log=lambda s: print(s, flush=True))
         ctx.tier_reason = None if a.regenerate else tier_stats_reason(ctx)
         ctx.log("suite %s, %d repetitions, server %s; stats tier: %s"
