@@ -2279,9 +2279,13 @@ def exp_hitratio(ctx: Ctx) -> list:
     configs = [c[0] for c in hit_configs(ctx, x)]
     policies = list(hitsim.POLICIES) if sims else []
     table, diffs, pages, series = [], [], [], {}
-    errors = ["%s %s: %d (%s)" % (sname, c, g["errors"], g["first_error"])
-              for c in configs for sname, v in runs[c].items() for g in v
-              if g and g["errors"]]
+    errors: dict = {}      # (stream, first error): [(config, count)]
+    for c in configs:
+        for sname, v in runs[c].items():
+            for g in v:
+                if g and g["errors"]:
+                    errors.setdefault((sname, g["first_error"]), []).append(
+                        (c, g["errors"]))
     checks = {"dram": [], "tiered X": [], "tiered 2X": [], "dram/best": [],
               "tiered/best": []}
     for label, sname, ph in rows:
@@ -2340,10 +2344,15 @@ def exp_hitratio(ctx: Ctx) -> list:
         "(`stats slabs` total_malloced; D and N pages when tiered): a slab "
         "class gets its first page whatever -m says",
         "columns": ["scenario"] + configs, "rows": pages})
-    if errors:
-        r["notes"].append("error replies tcload counted (none is a wrong "
-                          "value: tcload checks every value it reads): "
-                          + "; ".join(errors))
+    for (sname, first), got in errors.items():
+        who = [c for c in configs if c in {g[0] for g in got}]
+        r["notes"].append(
+            "%s: %s error replies a run from %s, the first `%s` (tcload "
+            "checks every value it reads: none was wrong)" % (
+                sname, " or ".join(str(n) for n in sorted({g[1]
+                                                          for g in got})),
+                "every server" if len(who) == len(configs)
+                else ", ".join(who), first))
 
     def held(vals, floor) -> str:
         ok = [v for v in vals if v is not None]
