@@ -2507,7 +2507,10 @@ def render_md(results: list, meta: dict) -> str:
                 meta["date"], meta["command"], meta["suite"], meta["elapsed_s"]),
             "| git commit | %s |" % meta["commit"], ""]
     for r in results:
-        out += r if isinstance(r, list) else render_section(r)
+        if isinstance(r, list):     # a section kept as it stood
+            out += r + ([""] if r and r[-1].strip() else [])
+        else:
+            out += render_section(r)
     return "\n".join(out).rstrip() + "\n"
 
 
