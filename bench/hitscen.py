@@ -37,9 +37,9 @@ class Server:
         if os.geteuid() == 0:
             self.argv += ["-u", "nobody"]
         self.proc = None
+        self.log = tempfile.TemporaryFile()
 
     def __enter__(self):
-        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(self.argv, stdout=self.log,
                                      stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
@@ -64,6 +64,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log.close()
         if os.path.exists(self.sock):
             os.unlink(self.sock)
         if os.path.isdir(self.dir):

@@ -264,6 +264,11 @@ tc_model_t *model_load(const char *dir, double cache_mb, char *err,
         return NULL;
     tc_model_t *m = calloc(1, sizeof(*m));
     char *pop = NULL, *sizes = NULL;
+    if (!m) {
+        free(cfg);
+        snprintf(err, errlen, "model: out of memory");
+        return NULL;
+    }
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/')
         dl--;

@@ -65,9 +65,8 @@ static void usage(FILE *f)
 "                           dataset requests duration get dist theta\n"
 "                           hot-frac hot-ops rate preload set-on-miss ns\n"
 "                           one-hit absent model model-mb; a new ns= moves\n"
-"                           the working set\n"
-"                           to keys no earlier phase asked for\n"
-"                           (unset keys take the global options)\n"
+"                           the working set to keys no earlier phase asked\n"
+"                           for (unset keys take the global options)\n"
 "      --seed N             stream seed (default 1)\n"
 "      --dataset-seed N     fixes each key's value size (default 1): streams\n"
 "                           of different --seed see the same items\n"
@@ -251,8 +250,7 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
             else if (!strcmp(k, "get")) {
                 ph->get_ratio = num("get", v);
                 has_get = 1;
-            }
-            else if (!strcmp(k, "theta"))
+            } else if (!strcmp(k, "theta"))
                 ph->theta = num("theta", v);
             else if (!strcmp(k, "hot-frac"))
                 ph->hot_frac = num("hot-frac", v);
@@ -268,8 +266,7 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
             } else if (!strcmp(k, "one-hit")) {
                 ph->one_hit = num("one-hit", v);
                 has_one_hit = 1;
-            }
-            else if (!strcmp(k, "absent"))
+            } else if (!strcmp(k, "absent"))
                 ph->absent = num("absent", v);
             else if (!strcmp(k, "dist")) {
                 has_dist = 1;
