@@ -40,9 +40,13 @@ class Server:
         self.log = tempfile.TemporaryFile()
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.argv, stdout=self.log,
-                                     stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=self.log,
+                                         stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        except OSError as e:
+            self.stop()
+            raise RuntimeError("%s did not start: %s" % (self.argv[0], e))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
