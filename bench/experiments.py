@@ -22,6 +22,10 @@ bench/tcload as the load generator:
               ops/s and per-operation latency, DRAM only and tiered
     fogcached tiered server vs stock memcached + extstore vs stock
               memcached with a memory file (-e), same DRAM
+    hitratio  hit ratios of stock memcached, DRAM-only and tiered on the
+              same lookaside streams (Zipf, a working-set move, one-hit
+              wonders, CacheLib's models) beside libCacheSim's policies
+              (bench/hitscen.py, bench/hitsim.py)
 
 Configurations are interleaved (A B C A B C ...) and repeated; every
 figure is a median over the repetitions.  Every server runs on
@@ -58,6 +62,9 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+import hitscen
+import hitsim
+
 ROOT = Path(__file__).resolve().parent.parent
 TCLOAD = ROOT / "bench" / "tcload"
 ORACLE = ROOT / "bench" / "oracle.py"
@@ -79,7 +86,7 @@ TIER_KEYS = ("d_hits", "n_hits", "promotions", "demotions",
 EXPERIMENTS = ("fig4", "fig5", "fig6", "placement", "placelong", "tputlong",
                "fig7", "fig9", "fig10", "calcscale", "fig11", "ycsb",
                "scaling",
-               "fogcached", "choices")
+               "fogcached", "choices", "hitratio")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +155,8 @@ class Ctx:
     command: str
     tier_reason: Optional[str] = None     # why `stats tier` is unusable
     tag: str = ""                          # --tag: a run made elsewhere
+    hit_mb: int = 0                        # hitratio's X (0: the scale's)
+    reps_given: int = 0                    # --reps (0: each experiment's)
     log: Callable[[str], None] = print
 
 
@@ -635,6 +644,10 @@ def fmt(v, kind: str = "") -> str:
         return "%.1f%%" % (100 * v)
     if kind == "int":
         return "{:,.0f}".format(v)
+    if kind == "hr":
+        return "%.4f" % v
+    if kind == "diff":
+        return "%+.4f" % v
     if isinstance(v, float):
         return "%.3f" % v if abs(v) < 100 else "{:,.0f}".format(v)
     return str(v)
@@ -2147,6 +2160,267 @@ def exp_fogcached(ctx: Ctx) -> list:
     return [r]
 
 
+# -------------------------------------------------------------- hitratio
+# -m X of the hit-ratio experiment, requests a key in the Zipf streams'
+# phases, requests a CacheLib model's phase, and rounds (every config once
+# per stream a round, the order rotating).  Small: about 5 minutes on 2
+# cores (--hit-mb 32: about a quarter).
+HITRATIO_SIZES = {"small": {"mb": 64, "zipf_per_key": 3,
+                            "model_requests": 300000, "reps": 1},
+                  "full": {"mb": 128, "zipf_per_key": 7,
+                           "model_requests": 1000000, "reps": 3}}
+HIT_DEPTH = 4
+
+
+def hit_streams(mb: int, sz: dict) -> tuple:
+    """({stream: tcload phases}, [(row label, stream, measured phase)])."""
+    n = int(sz["zipf_per_key"] * hitscen.zipf_keys(mb))
+    # the model phases shrink with the cache as the zipf ones do
+    m = sz["model_requests"] * mb // HITRATIO_SIZES["small"]["mb"]
+    streams = {"zipf": hitscen.zipf_stream(mb, n),
+               "onehit": hitscen.onehit_stream(mb, n)}
+    rows = [("Zipf 0.99, stationary", "zipf", 1),
+            ("Zipf 0.99, after the move", "zipf", 2),
+            ("one-hit wonders + absent GETs", "onehit", 1)]
+    for name in hitscen.MODELS:
+        streams[name] = hitscen.model_stream(name, mb, m)
+        rows.append(("CacheLib " + name, name, 1))
+    return streams, rows
+
+
+def hit_configs(ctx: Ctx, x: int) -> list:
+    """(label, binary, args): the servers of every stream."""
+    return [("memcached -m X", ctx.stock, ["-m", str(x)]),
+            ("DRAM-only -m X", ctx.server, ["-m", str(x)]),
+            ("tiered D+N=X", ctx.server,
+             ["-m", str(x // 4), "-o", "nvm_size=%dm" % (x - x // 4)]),
+            ("tiered D+N=2X", ctx.server,
+             ["-m", str(x // 2), "-o", "nvm_size=%dm" % (2 * x - x // 2)]),
+            ("memcached -m 2X", ctx.stock, ["-m", str(2 * x)])]
+
+
+def hit_server_runs(ctx: Ctx, streams: dict, reps: int) -> dict:
+    """{config: {stream: [{"hr": [hit ratio per phase], "malloced_mb",
+    "errors"} per round]}}: the slab pages the server held at the end
+    (`stats slabs` total_malloced) and tcload's error replies."""
+    configs = hit_configs(ctx, ctx.hit_mb)
+    runs: dict = {c[0]: {s: [] for s in streams} for c in configs}
+    for rep in range(reps):
+        k = rep % len(configs)
+        for sname, phases in streams.items():
+            for label, binary, args in configs[k:] + configs[:k]:
+                t0 = time.monotonic()
+                try:
+                    with hitscen.Server(binary, args) as srv:
+                        res = hitscen.lookaside(srv.sock, phases, HIT_DEPTH)
+                        slabs = hitscen.stats(srv.sock, "slabs")
+                    got = {"hr": [hitscen.hit_ratio(x) for x in res],
+                           "malloced_mb": int(slabs.get(
+                               "total_malloced", 0)) / MIB,
+                           "errors": sum(x["errors"]["total"] for x in res),
+                           "first_error": next((x["first_error"] for x in res
+                                                if x["first_error"]), "")}
+                    what = "%s, %.0f MB of pages, %d errors" % (
+                        " ".join("%.4f" % h for h in got["hr"]),
+                        got["malloced_mb"], got["errors"])
+                except (RuntimeError, subprocess.CalledProcessError,
+                        OSError, ValueError) as e:
+                    got, what = None, "failed: %s" % e
+                runs[label][sname].append(got)
+                ctx.log("  round %d %-10s %-16s %s (%.0f s)" % (
+                    rep + 1, sname, label, what, time.monotonic() - t0))
+    return runs
+
+
+def hit_sims(ctx: Ctx, streams: dict) -> tuple:
+    """({stream: {policy: [per phase]}}, why not) from tcload --dry-run
+    of the same phases and seed, at X MiB."""
+    try:
+        import libcachesim  # noqa: F401
+    except ImportError as e:
+        return {}, "libcachesim not importable (scripts/install-deps): %s" % e
+    out = {}
+    for sname, phases in streams.items():
+        t0 = time.monotonic()
+        trace = hitsim.parse(hitscen.dry_run(phases))
+        out[sname] = hitsim.simulate(trace, ctx.hit_mb * MIB)
+        ctx.log("  simulated %-26s %d requests (%.0f s)" % (
+            sname, len(trace["objs"]), time.monotonic() - t0))
+    return out, None
+
+
+def exp_hitratio(ctx: Ctx) -> list:
+    sz = HITRATIO_SIZES[ctx.scale.name]
+    x = ctx.hit_mb = ctx.hit_mb or sz["mb"]
+    reps = ctx.reps_given or sz["reps"]
+    r = base_result("hitratio", "Hit ratios against memcached and "
+                    "libCacheSim's policies on the same streams",
+                    "No figure in the paper (issue 22): a bounded cache, "
+                    "a working set that moves, keys asked for once, keys "
+                    "never stored, and CacheLib's production-derived "
+                    "models; the same request stream against the servers "
+                    "and libCacheSim's offline and online policies.", ctx)
+    r["reps"] = reps
+    if x != sz["mb"]:
+        r["command"] += " --hit-mb %d" % x
+    if reps != sz["reps"]:
+        r["command"] += " --reps %d" % reps
+    if not ctx.stock.exists():
+        r["not_available"].append(na("stock memcached %s not installed"
+                                     % ctx.stock))
+        return [r]
+    streams, rows = hit_streams(x, sz)
+    ctx.log("hitratio: X = %d MB, %d round(s), tcload depth %d"
+            % (x, reps, HIT_DEPTH))
+    sims, why = hit_sims(ctx, streams)
+    if why:
+        r["not_available"].append(na("libCacheSim's figures: " + why))
+    runs = hit_server_runs(ctx, streams, reps)
+    configs = [c[0] for c in hit_configs(ctx, x)]
+    policies = list(hitsim.POLICIES) if sims else []
+    table, diffs, pages, series = [], [], [], {}
+    errors: dict = {}      # (stream, first error): [(config, count)]
+    for c in configs:
+        for sname, v in runs[c].items():
+            for g in v:
+                if g and g["errors"]:
+                    errors.setdefault((sname, g["first_error"]), []).append(
+                        (c, g["errors"]))
+    checks = {"dram": [], "tiered X": [], "tiered 2X": [], "dram/best": [],
+              "tiered/best": []}
+    for label, sname, ph in rows:
+        fig = {}
+        for c in configs:
+            fig[c] = median(g["hr"][ph] for g in runs[c][sname] if g)
+        pages.append([label] + [fmt(median(
+            g["malloced_mb"] for g in runs[c][sname] if g), "int")
+            for c in configs])
+        for p in policies:
+            fig[p] = sims[sname][p][ph]["hit_ratio"]
+        best = max(hitsim.ONLINE, key=lambda p: fig[p]) if sims else None
+        table.append([label] + [fmt(fig[c], "hr") for c in configs]
+                     + [fmt(fig[p], "hr") for p in policies])
+        d = [fig["DRAM-only -m X"], fig["tiered D+N=X"],
+             fig["tiered D+N=2X"]]
+        ref = [fig["memcached -m X"], fig["memcached -m X"],
+               fig["memcached -m 2X"]]
+        dd = [None if a is None or b is None else a - b
+              for a, b in zip(d, ref)]
+        for key, v in zip(("dram", "tiered X", "tiered 2X"), dd):
+            checks[key].append(v)
+        row = [label] + [fmt(v, "diff") for v in dd]
+        if best:
+            rb = [ratio(fig["DRAM-only -m X"], fig[best]),
+                  ratio(fig["tiered D+N=X"], fig[best])]
+            checks["dram/best"].append(rb[0])
+            checks["tiered/best"].append(rb[1])
+            row += ["%s %s" % (best, fmt(fig[best], "hr")),
+                    fmt(rb[0], "hr"), fmt(rb[1], "hr"),
+                    fmt(ratio(fig["DRAM-only -m X"], fig["BeladySize"]),
+                        "hr")]
+        diffs.append(row)
+        short = label.replace("CacheLib graph_cache_", "").replace(
+            "CacheLib ", "").replace("Zipf 0.99, ", "zipf ").replace(
+            "one-hit wonders + absent GETs", "one-hit")
+        for name in ["memcached -m X", "DRAM-only -m X", "tiered D+N=X"] \
+                + ([best, "BeladySize"] if best else []):
+            key = "best online (libCacheSim)" if name == best else name
+            series.setdefault(key, []).append([short, fig[name] or 0])
+    r["tables"].append({
+        "title": "hit ratio of the measured phase (X = %d MB; median of %d "
+        "round(s) for the servers; libCacheSim at X MiB)" % (x, reps),
+        "columns": ["scenario"] + configs + policies, "rows": table})
+    r["tables"].append({
+        "title": "against memcached (difference) and the best online "
+        "libCacheSim policy at X (ratio)",
+        "columns": ["scenario", "DRAM-only - memcached X",
+                    "tiered D+N=X - memcached X",
+                    "tiered D+N=2X - memcached 2X"]
+        + (["best online at X", "DRAM-only / best", "tiered D+N=X / best",
+            "DRAM-only / BeladySize"] if sims else []),
+        "rows": diffs})
+    r["tables"].append({
+        "title": "MB of slab pages the server held at the end of the stream "
+        "(`stats slabs` total_malloced; D and N pages when tiered): a slab "
+        "class gets its first page whatever -m says",
+        "columns": ["scenario"] + configs, "rows": pages})
+    for (sname, first), got in errors.items():
+        who = [c for c in configs if c in {g[0] for g in got}]
+        r["notes"].append(
+            "%s: %s error replies a run from %s, the first `%s` (tcload "
+            "checks every value it reads: none was wrong)" % (
+                sname, " or ".join(str(n) for n in sorted({g[1]
+                                                          for g in got})),
+                "every server" if len(who) == len(configs)
+                else ", ".join(who), first))
+
+    def held(vals, floor) -> str:
+        ok = [v for v in vals if v is not None]
+        miss = sum(1 for v in ok if v < floor)
+        return "%d of %d scenarios" % (len(ok) - miss, len(ok))
+    r["notes"].append(
+        "issue 22's done-when figures: DRAM-only >= memcached -m X - 0.005 "
+        "in %s; tiered D+N=X >= memcached -m X - 0.005 in %s; tiered "
+        "D+N=2X >= memcached -m 2X - 0.005 in %s; DRAM-only >= 0.98 of the "
+        "best online policy in %s; tiered D+N=X in %s" % (
+            held(checks["dram"], -0.005), held(checks["tiered X"], -0.005),
+            held(checks["tiered 2X"], -0.005),
+            held(checks["dram/best"], 0.98),
+            held(checks["tiered/best"], 0.98)))
+    r["notes"] += [
+        "streams (bench/hitscen.py, the scenarios scripts/hitratio runs): "
+        "tcload -c 1 --seed 1 -d %d over a unix socket, lookaside (GET, "
+        "SET on a miss). Zipf: Uni-%d-2K, three phases of %s requests: "
+        "from empty, again (stationary), new keys (after the move, "
+        "measured over the whole phase). One-hit: the first two with "
+        "one-hit=0.25 (keys asked for once, stored on their miss) and "
+        "absent=0.1 (GETs of keys never stored, outside the ratio). "
+        "CacheLib models (bench/cachelib, tcload --model-mb %d): two "
+        "phases of %s requests, the second measured. Phases: %s" % (
+            HIT_DEPTH, hitscen.zipf_keys(x), fmt(n_of(streams["zipf"][0]),
+                                                 "int"), x,
+            fmt(n_of(streams[hitscen.MODELS[0]][0]), "int"),
+            "; ".join("%s: %s" % (k, " / ".join(v))
+                      for k, v in streams.items())),
+        "depth %d: a miss's SET reaches the server up to %d requests after "
+        "its GET, where the simulators insert at once (memcached's hit "
+        "ratio on graph_cache_leader_fbobj moved by 0.0002 between depth 1 "
+        "and 4)" % (HIT_DEPTH, HIT_DEPTH - 1),
+        "libCacheSim (PyPI libcachesim, bench/hitsim.py) on `tcload "
+        "--dry-run` of the same phases and seed; an object costs key + "
+        "value + 59 bytes (memcached's item header, CAS, NUL and CRLF), "
+        "slab rounding not charged; the cache is X MiB of that. LRU-slab "
+        "charges memcached's slab chunk instead. Default parameters; "
+        "BeladySize samples 128 objects an eviction and admits no object "
+        "that is not requested again"]
+    r["bound"] = ("BeladySize (offline, size-aware) above the online "
+                  "policies; issue 22 asks DRAM-only and tiered for at "
+                  "least memcached's hit ratio (within 0.005) and at least "
+                  "0.98 of the best online libCacheSim policy")
+    r["configs"] = {label: {"server": " ".join([str(b)] + a),
+                            "listen": "-s SOCKET", "rounds": runs[label]}
+                    for label, b, a in hit_configs(ctx, x)}
+    r["notes"].append("commands, e.g. the Zipf stream: `%s` against each "
+                      "server; `%s | bench/hitsim.py - --mb %d` for "
+                      "libCacheSim (the experiment calls the same code "
+                      "in-process)" % (
+                          " ".join(hitscen.lookaside_argv(
+                              "SOCKET", streams["zipf"], HIT_DEPTH,
+                              "OUT.json")),
+                          " ".join(hitscen.dry_run_argv(streams["zipf"])),
+                          x))
+    r["simulated"] = sims
+    r["plots"].append({"file": "hitratio.png", "kind": "bar",
+                       "title": "hit ratio, X = %d MB" % x,
+                       "ylabel": "hit ratio", "series": series,
+                       "ymax": 1.3, "legend_cols": 3})
+    return [r]
+
+
+def n_of(phase: str) -> int:
+    return int(re.search(r"requests=(\d+)", phase).group(1))
+
+
 # ------------------------------------------------------------------ output
 
 def plot(spec: dict, path: Path) -> Optional[str]:
@@ -2183,7 +2457,10 @@ def plot(spec: dict, path: Path) -> Optional[str]:
         ax.axhline(spec["hline"], color="grey", linestyle="--", linewidth=1)
     ax.set_ylabel(spec.get("ylabel", ""))
     ax.set_title(spec.get("title", ""), fontsize=10)
-    ax.legend(fontsize=7)
+    if spec.get("ymax"):        # room above the bars for the legend
+        ax.set_ylim(0, spec["ymax"])
+    ax.legend(fontsize=7, ncol=spec.get("legend_cols", 1),
+              loc="upper center" if spec.get("legend_cols") else "best")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -2230,7 +2507,10 @@ def render_md(results: list, meta: dict) -> str:
                 meta["date"], meta["command"], meta["suite"], meta["elapsed_s"]),
             "| git commit | %s |" % meta["commit"], ""]
     for r in results:
-        out += r if isinstance(r, list) else render_section(r)
+        if isinstance(r, list):     # a section kept as it stood
+            out += r + ([""] if r and r[-1].strip() else [])
+        else:
+            out += render_section(r)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -2279,8 +2559,8 @@ def render_section(r: dict) -> list:
                if isinstance(v, dict) and "server" in v]
     if servers:
         out += ["<details><summary>server command lines</summary>", ""]
-        out += ["- %s: `%s -p PORT -U 0 -l 127.0.0.1`" % (md_escape(k), s)
-                for k, s in servers]
+        out += ["- %s: `%s %s`" % (md_escape(k), s, r["configs"][k].get(
+            "listen", "-p PORT -U 0 -l 127.0.0.1")) for k, s in servers]
         first = next((run["tcload"] for v in r["configs"].values()
                       if isinstance(v, dict)
                       for run in v.get("runs", []) if "tcload" in run), None)
@@ -2357,7 +2637,7 @@ RUNNERS = (("fig4", exp_policies), ("fig6", exp_fig6),
            ("calcscale", exp_calcscale), ("fig11", exp_fig11),
            ("ycsb", exp_ycsb),
            ("scaling", exp_scaling), ("fogcached", exp_fogcached),
-           ("choices", exp_choices))
+           ("choices", exp_choices), ("hitratio", exp_hitratio))
 
 
 def on_sigterm(signum, frame):
@@ -2377,6 +2657,9 @@ def main(argv: list) -> int:
                     help="override the repetitions (development)")
     ap.add_argument("--requests", type=int, default=0,
                     help="override requests per run (development)")
+    ap.add_argument("--hit-mb", type=int, default=0,
+                    help="hitratio: the cache X in MB (default 64, --full "
+                    "128; 32 takes about a quarter of the time)")
     ap.add_argument("--tag", default="",
                     help="name the results as a run made elsewhere (e.g. "
                     "16cpu): their own section beside the untagged one")
@@ -2408,7 +2691,8 @@ def main(argv: list) -> int:
         os.chmod(work, 0o1777)
         ctx = Ctx(scale=scale, out=out, work=Path(work),
                   server=Path(a.server).resolve(), stock=Path(a.stock),
-                  command=command.strip(), tag=a.tag,
+                  command=command.strip(), tag=a.tag, hit_mb=a.hit_mb,
+                  reps_given=a.reps,
                   log=lambda s: print(s, flush=True))
         ctx.tier_reason = None if a.regenerate else tier_stats_reason(ctx)
         ctx.log("suite %s, %d repetitions, server %s; stats tier: %s"

@@ -3,10 +3,12 @@
  * PRNG seeded through splitmix64, the YCSB ZipfianGenerator math (zeta,
  * eta, alpha) and its scrambled variant (FNV-1a 64 of the rank mod N),
  * uniform, hotspot and latest key choosers, and the dataset specs that
- * fix each key's value size from the seed and the key id.
+ * fix each key's value size from the seed and the key id (a CacheLib
+ * model's draws are model.c's).
  */
 #define _GNU_SOURCE
 #include "gen.h"
+#include "model.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -163,6 +165,18 @@ bad:
     return -1;
 }
 
+void dataset_from_model(dataset_t *d, const struct tc_model *m,
+                        uint64_t seed)
+{
+    memset(d, 0, sizeof(*d));
+    d->kind = DS_MODEL;
+    d->seed = mix64(seed ^ 0x5eedda7a5e7ULL);
+    d->model = m;
+    d->nkeys = m->nkeys;
+    snprintf(d->spec, sizeof(d->spec), "model:%s/%gMB", m->name,
+             m->cache_mb);
+}
+
 /*
  * etc-X: a Facebook-ETC-like mix (Atikoglu et al. 2012 report most ETC
  * values are tiny with a long tail).  Chosen here: 40% of keys 1..13 B,
@@ -196,6 +210,8 @@ uint32_t dataset_value_size(const dataset_t *d, uint64_t key)
             s = TC_MAX_VALUE;
         return (uint32_t)s;
     }
+    case DS_MODEL:
+        return model_value_size(d->model, d->seed, key);
     }
     return 1;
 }
@@ -212,13 +228,16 @@ uint32_t dataset_max_size(const dataset_t *d)
         double m = (double)d->a + 8.0 * d->b;
         return m > TC_MAX_VALUE ? TC_MAX_VALUE : (uint32_t)m;
     }
+    case DS_MODEL:
+        return d->model->max_size;
     }
     return 1;
 }
 
 /* ---- key distributions ---- */
 
-static const char *dist_names[] = {"zipf", "uniform", "hotspot", "latest"};
+static const char *dist_names[] = {"zipf", "uniform", "hotspot", "latest",
+                                   "model"};
 
 int dist_from_name(const char *name, enum dist_kind *out)
 {
@@ -316,6 +335,14 @@ static uint64_t zipf_rank(const keydist_t *k, rng_t *r)
     return v >= k->n ? k->n - 1 : v;
 }
 
+void keydist_from_model(keydist_t *k, const struct tc_model *m)
+{
+    memset(k, 0, sizeof(*k));
+    k->kind = DIST_MODEL;
+    k->n = m->nkeys;
+    k->model = m;
+}
+
 uint64_t keydist_next(const keydist_t *k, rng_t *r)
 {
     switch (k->kind) {
@@ -336,6 +363,8 @@ uint64_t keydist_next(const keydist_t *k, rng_t *r)
         /* YCSB SkewedLatest over a fixed key space: the newest key (n-1)
          * is the most popular */
         return k->n - 1 - zipf_rank(k, r);
+    case DIST_MODEL:
+        return model_next_key(k->model, r);
     }
     return 0;
 }

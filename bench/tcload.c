@@ -1,11 +1,13 @@
 /*
  * tcload.c - owns tcload's command line: option and --phase parsing and
- * validation (exit 2 on bad settings), per-connection seed derivation,
+ * validation (exit 2 on bad settings), a phase's CacheLib model (loaded
+ * by model.c), per-connection seed derivation,
  * the --dry-run / --dump-keys stream printer, phase sequencing
  * (preload then measured run), the text summary and the --json report.
  */
 #define _GNU_SOURCE
 #include "tcload.h"
+#include "model.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +45,13 @@ static void usage(FILE *f)
 "      --hot-ops F          hotspot: share of requests to them (0.8)\n"
 "      --dataset SPEC       Uni-X-Y | fixed-X-S | etc-X | norm-X-MEAN-SD\n"
 "                           (X keys; k/M suffixes; default Uni-100000-200)\n"
+"      --model DIR          a CacheLib cachebench model (config.json,\n"
+"                           pop.json, sizes.json) in place of --dataset and\n"
+"                           --dist; it sets -g, --one-hit (its lone GETs)\n"
+"                           and --set-on-miss (lookaside) unless a phase\n"
+"                           says otherwise\n"
+"      --model-mb MB        scale the model's keys to a cache of MB\n"
+"                           (default: the cache it was sized for)\n"
 "      --set-on-miss        after a GET miss, set the key (not for --absent)\n"
 "      --one-hit F          a share F of requests go to keys asked for once\n"
 "                           (ids from the dataset's size up, never repeated)\n"
@@ -55,9 +64,9 @@ static void usage(FILE *f)
 "      --phase SPEC         key=value,... run phases in order; keys:\n"
 "                           dataset requests duration get dist theta\n"
 "                           hot-frac hot-ops rate preload set-on-miss ns\n"
-"                           one-hit absent; a new ns= moves the working set\n"
-"                           to keys no earlier phase asked for\n"
-"                           (unset keys take the global options)\n"
+"                           one-hit absent model model-mb; a new ns= moves\n"
+"                           the working set to keys no earlier phase asked\n"
+"                           for (unset keys take the global options)\n"
 "      --seed N             stream seed (default 1)\n"
 "      --dataset-seed N     fixes each key's value size (default 1): streams\n"
 "                           of different --seed see the same items\n"
@@ -185,17 +194,23 @@ typedef struct {
     enum dist_kind dist;
     int preload, set_on_miss;
     double one_hit, absent;
+    const char *model;
+    double model_mb;
 } defaults_t;
 
 static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
                         const defaults_t *df)
 {
-    char err[256];
-    char dataset[128];
+    char err[512];
+    char dataset[128], model[512];
+    int has_dataset = 0, has_dist = 0, has_get = 0, has_one_hit = 0;
+    int has_som = 0, has_model = 0;
     memset(ph, 0, sizeof(*ph));
     ph->index = idx;
     snprintf(ph->spec, sizeof(ph->spec), "%s", spec ? spec : "");
     snprintf(dataset, sizeof(dataset), "%s", df->dataset);
+    snprintf(model, sizeof(model), "%s", df->model ? df->model : "");
+    double model_mb = df->model_mb;
     ph->requests = df->requests;
     int has_requests = df->has_requests;
     ph->duration = df->duration;
@@ -219,16 +234,23 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
                 die2("phase %d: '%s' is not key=value", idx + 1, tok);
             *eq = '\0';
             const char *k = tok, *v = eq + 1;
-            if (!strcmp(k, "dataset"))
+            if (!strcmp(k, "dataset")) {
                 snprintf(dataset, sizeof(dataset), "%s", v);
+                has_dataset = 1;
+            } else if (!strcmp(k, "model")) {
+                snprintf(model, sizeof(model), "%s", v);
+                has_model = 1;
+            } else if (!strcmp(k, "model-mb"))
+                model_mb = num("model-mb", v);
             else if (!strcmp(k, "requests")) {
                 ph->requests = count("requests", v);
                 has_requests = 1;
             } else if (!strcmp(k, "duration"))
                 ph->duration = num("duration", v);
-            else if (!strcmp(k, "get"))
+            else if (!strcmp(k, "get")) {
                 ph->get_ratio = num("get", v);
-            else if (!strcmp(k, "theta"))
+                has_get = 1;
+            } else if (!strcmp(k, "theta"))
                 ph->theta = num("theta", v);
             else if (!strcmp(k, "hot-frac"))
                 ph->hot_frac = num("hot-frac", v);
@@ -238,13 +260,16 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
                 ph->rate = num("rate", v);
             else if (!strcmp(k, "preload"))
                 ph->preload = num("preload", v) != 0;
-            else if (!strcmp(k, "set-on-miss"))
+            else if (!strcmp(k, "set-on-miss")) {
                 ph->set_on_miss = num("set-on-miss", v) != 0;
-            else if (!strcmp(k, "one-hit"))
+                has_som = 1;
+            } else if (!strcmp(k, "one-hit")) {
                 ph->one_hit = num("one-hit", v);
-            else if (!strcmp(k, "absent"))
+                has_one_hit = 1;
+            } else if (!strcmp(k, "absent"))
                 ph->absent = num("absent", v);
             else if (!strcmp(k, "dist")) {
+                has_dist = 1;
                 if (dist_from_name(v, &ph->dist) < 0)
                     die2("phase %d: unknown distribution '%s' (zipf, uniform, "
                          "hotspot, latest)", idx + 1, v);
@@ -258,9 +283,30 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
         }
         free(copy);
     }
-    if (dataset_parse(&ph->ds, dataset, cfg->dataset_seed, err,
-                      sizeof(err)) < 0)
+    if (has_dataset && has_model)
+        die2("phase %d: model= replaces dataset=", idx + 1);
+    if (has_dataset)
+        model[0] = '\0';       /* a phase's dataset= over the global --model */
+    if (model_mb < 0)
+        die2("model-mb must not be negative");
+    if (model[0]) {
+        if (has_dist)
+            die2("phase %d: a model's popularity replaces dist=", idx + 1);
+        ph->model = model_load(model, model_mb, err, sizeof(err));
+        if (!ph->model)
+            die2("%s", err);
+        dataset_from_model(&ph->ds, ph->model, cfg->dataset_seed);
+        ph->dist = DIST_MODEL;
+        if (!has_get)
+            ph->get_ratio = ph->model->get_ratio;
+        if (!has_one_hit)
+            ph->one_hit = ph->model->lone_share;
+        if (!has_som)
+            ph->set_on_miss = ph->model->lookaside;
+    } else if (dataset_parse(&ph->ds, dataset, cfg->dataset_seed, err,
+                             sizeof(err)) < 0) {
         die2("%s", err);
+    }
     if (!(ph->get_ratio >= 0 && ph->get_ratio <= 1))
         die2("GET ratio must be in [0,1], got %g", ph->get_ratio);
     if (ph->duration < 0 || ph->rate < 0)
@@ -273,8 +319,11 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
         die2("phase %d: %llu keys leave no room for one-hit and absent keys "
              "(at most %llu)", idx + 1, (unsigned long long)ph->ds.nkeys,
              TC_ABSENT_BASE / 2);
-    if (keydist_init(&ph->kd, ph->dist, ph->ds.nkeys, ph->theta, cfg->scramble,
-                     ph->hot_frac, ph->hot_ops, err, sizeof(err)) < 0)
+    if (ph->model)
+        keydist_from_model(&ph->kd, ph->model);
+    else if (keydist_init(&ph->kd, ph->dist, ph->ds.nkeys, ph->theta,
+                          cfg->scramble, ph->hot_frac, ph->hot_ops, err,
+                          sizeof(err)) < 0)
         die2("%s", err);
     if (cfg->dry_run) {
         if (cfg->dump_keys)
@@ -287,6 +336,13 @@ static void build_phase(config_t *cfg, phase_t *ph, int idx, const char *spec,
     }
 }
 
+static void free_phases(config_t *cfg)
+{
+    for (int i = 0; i < cfg->nphases; i++)
+        model_free(cfg->phases[i].model);
+    free(cfg->phases);
+}
+
 /* ---- dry run ---- */
 
 static void phase_header(FILE *f, const config_t *cfg, const phase_t *ph)
@@ -297,6 +353,9 @@ static void phase_header(FILE *f, const config_t *cfg, const phase_t *ph)
             cfg->conns);
     if (ph->one_hit > 0 || ph->absent > 0)
         fprintf(f, " one-hit=%g absent=%g", ph->one_hit, ph->absent);
+    if (ph->model)
+        fprintf(f, " keys=%llu set-on-miss=%d",
+                (unsigned long long)ph->ds.nkeys, ph->set_on_miss);
     fprintf(f, "\n");
 }
 
@@ -505,7 +564,7 @@ int main(int argc, char **argv)
         O_PRELOAD, O_PHASE, O_SEED, O_DATASET_SEED, O_DURATION, O_MAXDUR,
         O_TIMEOUT, O_JSON,
         O_TRACE, O_DRY, O_DUMP, O_PDEPTH, O_TLS, O_TLS_CA, O_TLS_CERT,
-        O_TLS_KEY, O_ONE_HIT, O_ABSENT
+        O_TLS_KEY, O_ONE_HIT, O_ABSENT, O_MODEL, O_MODEL_MB
     };
     static const struct option lo[] = {
         {"server", required_argument, 0, 's'},
@@ -527,6 +586,8 @@ int main(int argc, char **argv)
         {"set-on-miss", no_argument, 0, O_SOM},
         {"one-hit", required_argument, 0, O_ONE_HIT},
         {"absent", required_argument, 0, O_ABSENT},
+        {"model", required_argument, 0, O_MODEL},
+        {"model-mb", required_argument, 0, O_MODEL_MB},
         {"preload", no_argument, 0, O_PRELOAD},
         {"phase", required_argument, 0, O_PHASE},
         {"seed", required_argument, 0, O_SEED},
@@ -588,6 +649,8 @@ int main(int argc, char **argv)
         case O_SOM: df.set_on_miss = 1; break;
         case O_ONE_HIT: df.one_hit = num("--one-hit", optarg); break;
         case O_ABSENT: df.absent = num("--absent", optarg); break;
+        case O_MODEL: df.model = optarg; break;
+        case O_MODEL_MB: df.model_mb = num("--model-mb", optarg); break;
         case O_PRELOAD: df.preload = 1; break;
         case O_PDEPTH: cfg.preload_depth = (int)count("--preload-depth", optarg); break;
         case O_PHASE: phase_specs[nspecs++] = optarg; break;
@@ -662,7 +725,7 @@ int main(int argc, char **argv)
         int drc = fflush(stdout) == 0 ? 0 : 1;
         if (cfg.trace && fclose(cfg.trace) != 0)
             drc = 1;
-        free(cfg.phases);
+        free_phases(&cfg);
         free(phase_specs);
         return drc;
     }
@@ -689,7 +752,7 @@ int main(int argc, char **argv)
         if (cfg.trace)
             fclose(cfg.trace);
         free(tot);
-        free(cfg.phases);
+        free_phases(&cfg);
         free(phase_specs);
         return 1;
     }
@@ -739,7 +802,7 @@ int main(int argc, char **argv)
         rc = 1;
     engine_close(&cfg);
     free(tot);
-    free(cfg.phases);
+    free_phases(&cfg);
     free(phase_specs);
     return rc;
 }

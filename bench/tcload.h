@@ -64,6 +64,7 @@ typedef struct {
     double one_hit;           /* share of requests for keys asked for once */
     double absent;            /* share of GETs of keys never stored */
     char ns;                  /* first character of every key */
+    struct tc_model *model;   /* a CacheLib model's phase: its ds and kd */
     /* results */
     int ran[2];
     stats_t st[2];

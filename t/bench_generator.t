@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 # t/bench_generator.t - checks tcload's request-stream generator without a
 # server (--dump-keys): YCSB zipfian frequencies, uniform/hotspot/latest,
-# dataset value sizes, seed repeatability and bad-setting rejection.
+# dataset value sizes, seed repeatability, CacheLib models (--model: the
+# folded popularity law, GET and lone-GET shares, value and key sizes) and
+# bad-setting rejection.
 use strict;
 use warnings;
 use Test::More;
@@ -336,8 +338,150 @@ for my $th (0.5, 1.5) {
     ok($plain eq $zero, 'shares of 0 leave the stream as it was');
 }
 
+# --- CacheLib models (--model): popularity, shares, value sizes ---
+my $mdir = "/tmp/tcload-model-$$";
+END { system('rm', '-rf', $mdir) if defined $mdir }
+
+sub write_model {
+    my ($name, %f) = @_;
+    my $d = "$mdir/$name";
+    system('mkdir', '-p', $d) == 0 or die "mkdir $d";
+    for my $file (keys %f) {
+        open(my $fh, '>', "$d/$file") or die "$d/$file: $!";
+        print $fh $f{$file};
+        close $fh;
+    }
+    return $d;
+}
+
+# 1,000 objects: one of weight 1000, 9 sharing 900, 90 sharing 900, 900
+# sharing 900; at model-mb 10 of 100 they fold onto 100 keys, 10 each
+my $pop = '{"popularityBuckets": [1, 9, 90, 900], '
+    . '"popularityWeights": [1000, 900, 900, 900], "oneHits": 0.5}';
+my $cfg = sub {
+    my ($extra) = @_;
+    return "{\"cache_config\": {\"cacheSizeMB\": 100},\n \"test_config\": "
+        . "{\"numKeys\": 1000000, \"getRatio\": 0.6, \"setRatio\": 0.2,\n"
+        . "  \"loneGetRatio\": 0.2, \"enableLookaside\": true,\n"
+        . "  \"popDistFile\": \"pop.json\", \"valSizeDistFile\": "
+        . "\"sizes.json\"$extra}}\n";
+};
+my $discrete = write_model('discrete',
+    'config.json' => $cfg->(', "keySizeRange": [10, 11], '
+        . '"keySizeRangeProbability": [1.0]'),
+    'pop.json' => $pop,
+    'sizes.json' => '{"valSizeRange": [100, 200, 1000], '
+        . '"valSizeRangeProbability": [5, 3, 2]}');
+{
+    my $samples = 200000;
+    my ($rc, $out, $err) = tcload('--dump-keys', $samples, '--model',
+        $discrete, '--model-mb', 10, '--seed', 3);
+    is($rc, 0, 'a model dumps') or diag($err);
+    like($out, qr/^# phase 0 .*dataset=model:discrete\/10MB .*keys=100 set-on-miss=1$/m,
+        'the header names the model, its keys and set-on-miss');
+    my (@c, %size, $lone, $get, $set, $odd);
+    @c = (0) x 100;
+    for (@{records($out)}) {
+        my ($op, $key, $s) = @$_;
+        $odd++ if defined $size{$key} && $size{$key} != $s;
+        $size{$key} = $s;
+        if ($key >= 100) {
+            $lone++;
+            next;
+        }
+        $c[$key]++;
+        $op eq 'G' ? $get++ : $set++;
+    }
+    my $n = $get + $set;
+    ok(abs($lone / $samples - 0.2) < 0.005,
+       sprintf('lone GETs are one-hit keys: %.4f ~ 0.2 of requests',
+               $lone / $samples));
+    ok(abs($get / $n - 0.75) < 0.005,
+       sprintf('GET share of the model keys %.4f ~ 0.6 / 0.8', $get / $n));
+    # exact law of the folded histogram
+    my @p = (19 / 37, (1 / 37) x 9, (0.1 / 37) x 90);
+    my $chi = 0;
+    $chi += ($c[$_] - $n * $p[$_]) ** 2 / ($n * $p[$_]) for 0 .. 99;
+    my $crit = chi_crit(99);
+    ok($chi < $crit, sprintf('popularity chi-square %.1f < %.1f', $chi,
+                             $crit));
+    ok(!$odd, 'a key always has the same size');
+    my %by;
+    $by{$_}++ for values %size;
+    my $keys = keys %size;
+    my @other = grep { !/^(100|200|1000)$/ } keys %by;
+    ok(!@other, 'discrete sizes only: ' . join(',', sort keys %by));
+    ok(abs(($by{100} // 0) / $keys - 0.5) < 0.02
+       && abs(($by{200} // 0) / $keys - 0.3) < 0.02
+       && abs(($by{1000} // 0) / $keys - 0.2) < 0.02,
+       sprintf('value sizes 100/200/1000 over %d keys: %.3f/%.3f/%.3f ~ '
+               . '0.5/0.3/0.2', $keys, map { ($by{$_} // 0) / $keys }
+               100, 200, 1000));
+
+    my (undef, $again) = tcload('--dump-keys', 1000, '--model', $discrete,
+        '--model-mb', 10, '--seed', 3);
+    my (undef, $global) = tcload('--dump-keys', 1000, '--seed', 3,
+        '--phase', "model=$discrete,model-mb=10");
+    ok($again eq $global, '--model and phase model= give the same stream');
+    my (undef, $own) = tcload('--dump-keys', 100, '--model', $discrete);
+    like($own, qr/keys=1000 /, 'without --model-mb the model keeps its '
+         . 'own size (its 1,000 objects)');
+    my (undef, $plain) = tcload('--dump-keys', 20000, '--seed', 3,
+        '--phase', "model=$discrete,model-mb=10,get=1,one-hit=0,"
+        . 'set-on-miss=0');
+    my @r = @{records($plain)};
+    my @not = grep { $_->[0] ne 'G' || $_->[1] >= 100 } @r;
+    ok(@r == 20000 && !@not, 'phase get= and one-hit= override the model');
+    unlike($plain, qr/set-on-miss=1/, '... and set-on-miss=');
+}
+{
+    # piecewise value sizes, and key sizes beyond 10 bytes go to the value
+    my $piece = write_model('piece',
+        'config.json' => $cfg->(', "keySizeRange": [20, 30], '
+            . '"keySizeRangeProbability": [1.0]'),
+        'pop.json' => $pop,
+        'sizes.json' => '{"valSizeRange": [100, 200], '
+            . '"valSizeRangeProbability": [1]}');
+    my ($rc, $out) = tcload('--dump-keys', 50000, '--model', $piece,
+        '--model-mb', 100, '--seed', 4);
+    is($rc, 0, 'a model with piecewise sizes dumps');
+    my %size;
+    $size{$_->[1]} = $_->[2] for @{records($out)};
+    my @s = values %size;
+    my @out_of = grep { $_ < 110 || $_ > 218 } @s;
+    my $mean = 0;
+    $mean += $_ / @s for @s;
+    ok(!@out_of, 'sizes in 100..199 + 20..29 - 10');
+    ok(abs($mean - 164) < 2, sprintf('mean size %.1f ~ 149.5 + 24.5 - 10',
+                                     $mean));
+}
+SKIP: {
+    my $kv = "$root/bench/cachelib/kvcache_reg";
+    skip 'bench/cachelib is not here', 3 unless -d $kv;
+    my ($rc, $out, $err) = tcload('--dump-keys', 100000, '--model', $kv,
+        '--model-mb', 64);
+    is($rc, 0, 'kvcache_reg loads') or diag($err);
+    like($out, qr/keys=81903 /, 'kvcache_reg at 64 MB of 8,192: 81,903 keys');
+    my $lone = grep { $_->[1] >= 81903 } @{records($out)};
+    ok(abs($lone / 100000 - 0.1204) < 0.005,
+       sprintf('kvcache_reg lone GETs %.4f ~ 0.1347 / 1.1192', $lone / 1e5));
+}
+
 # --- bad settings ---
+my $unsup = write_model('unsupported',
+    'config.json' => $cfg->(', "delRatio": 0.1'), 'pop.json' => $pop,
+    'sizes.json' => '{"valSizeRange": [1], "valSizeRangeProbability": [1]}');
+my $badpop = write_model('badpop',
+    'config.json' => $cfg->(''),
+    'pop.json' => '{"popularityBuckets": [1, 2], "popularityWeights": [1]}',
+    'sizes.json' => '{"valSizeRange": [1], "valSizeRangeProbability": [1]}');
 my @bad = (
+    [['--model', "$mdir/none"], qr/cannot read .*config\.json/],
+    [['--model', $unsup], qr/delRatio is not supported/],
+    [['--model', $badpop], qr/popularityBuckets/],
+    [['--model', $discrete, '--model-mb', 200], qr/larger cache/],
+    [['--phase', "model=$discrete,dataset=Uni-10-10"], qr/replaces dataset/],
+    [['--phase', "model=$discrete,dist=uniform"], qr/replaces dist/],
     [['--theta', 1], qr/theta/],
     [['--theta', 0], qr/theta/],
     [['--theta', -0.5], qr/theta/],
