@@ -465,8 +465,7 @@ static void dispatch_other(conn *c, token_t *tokens, size_t ntokens)
     } else if (COMMAND_IS(cmd, "lru_crawler")) {
         process_lru_crawler_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "watch")) {
-        /* no log watchers in tiercached */
-        out_string(c, "CLIENT_ERROR watch commands not allowed");
+        process_watch_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "verbosity")) {
         if (tokens_between(c, ntokens, 3, 4)) {
             process_verbosity_command(c, tokens, ntokens);
