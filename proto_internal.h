@@ -19,6 +19,7 @@
 #include "memcached.h"
 #include "conn_buf.h"
 #include "items.h"
+#include "logger.h"
 #include "util.h"
 
 #include <string.h>

@@ -239,6 +239,8 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
     it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen,
                     c->thread);
     if (it == NULL) {
+        LOGGER_STORE(key, nkey, item_size_ok(nkey, flags, vlen) ? NO_MEMORY
+                     : TOO_LARGE, comm, false, 0, 0, 0);
         reject_value(c, key, nkey, flags, vlen, comm, false);
         return;
     }
