@@ -10,7 +10,8 @@
  * event site reads while nobody watches; logger_watch.c stores it),
  * logger_cfd, the global line id (gid), one ring per thread that has
  * logged (worker_logbuf_size bytes, made the first time the thread logs
- * while someone watches) and the log_* stats.
+ * while someone watches) and the log_* stats (the watchers' counts are
+ * logger_watch.c's to bump).
  *
  * A line: the thread where the event happens formats it and appends it
  * to its own ring, a single-producer single-consumer queue, or drops it
@@ -48,10 +49,11 @@
 #define LOG_LINE_MAX 1024
 #define KEY_ENCODED_MAX (KEY_MAX_LENGTH * 3 + 1)
 
-/* alone in its cache line: every event site reads it */
+/* read at every event site: a cache line of its own start, and the
+ * counters that the logger thread writes start another */
 alignas(64) _Atomic uint32_t logger_streams;
 _Thread_local int logger_cfd = -1;
-_Atomic uint64_t logger_watcher_sent;
+alignas(64) _Atomic uint64_t logger_watcher_sent;
 _Atomic uint64_t logger_watcher_skipped;
 _Atomic uint32_t logger_watchers;
 
@@ -328,7 +330,7 @@ static void peer_of(int sfd, bool local, char *ip, size_t iplen,
     }
 }
 
-void logger_log_conn(bool open, int sfd, bool local, int reason)
+void logger_log_conn(bool opened, int sfd, bool local, int reason)
 {
     static const char *const reasons[] = {
         [LOGGER_CLOSE_ERROR] = "error", [LOGGER_CLOSE_NORMAL] = "normal",
@@ -339,7 +341,7 @@ void logger_log_conn(bool open, int sfd, bool local, int reason)
     unsigned int port;
     peer_of(sfd, local, ip, sizeof(ip), &port);
     const char *transport = local ? "local" : "tcp";
-    if (open) {
+    if (opened) {
         log_line(LOG_CONNEVENTS, "type=conn_new rip=%s rport=%u "
                  "transport=%s cfd=%d", ip, port, transport, sfd);
         return;

@@ -74,7 +74,7 @@ enum logger_close_reason {
     LOGGER_CLOSE_IDLE_TIMEOUT,
     LOGGER_CLOSE_SHUTDOWN
 };
-void logger_log_conn(bool open, int sfd, bool local, int reason);
+void logger_log_conn(bool opened, int sfd, bool local, int reason);
 
 #define LOGGER_GET(key, nkey, status, clsid, size) \
     do { \
@@ -98,10 +98,10 @@ void logger_log_conn(bool open, int sfd, bool local, int reason);
         if (logger_watching(LOG_TIER)) \
             logger_log_move(promote, key, nkey, clsid, size, counter); \
     } while (0)
-#define LOGGER_CONN(open, sfd, local, reason) \
+#define LOGGER_CONN(opened, sfd, local, reason) \
     do { \
         if (logger_watching(LOG_CONNEVENTS)) \
-            logger_log_conn(open, sfd, local, reason); \
+            logger_log_conn(opened, sfd, local, reason); \
     } while (0)
 
 /* ---- stats (logger.c) ---- */

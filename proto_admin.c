@@ -13,7 +13,6 @@
  */
 #include "config.h"
 #include "proto_internal.h"
-#include "logger.h"
 #include "tls.h"
 
 #include <stdio.h>
@@ -563,8 +562,8 @@ static const struct {
     { "proxyuser", LOG_PROXYUSER }, { "tier", LOG_TIER },
 };
 
-/* A stream's bit, 0 for a word memcached 1.6.18 does not know (nor
- * `tier`, ours). */
+/* A stream's bit: memcached 1.6.18's words and `tier`, ours; 0 for any
+ * other word. */
 static uint32_t watch_stream(const char *word)
 {
     for (size_t i = 0; i < sizeof(watch_streams) / sizeof(watch_streams[0]);
@@ -576,8 +575,9 @@ static uint32_t watch_stream(const char *word)
     return 0;
 }
 
-/* watch [stream...]: without one, fetchers, as memcached.  The reply so
- * far, OK, then the stream until the client hangs up (logger.c). */
+/* watch [stream...]: without one, fetchers, as memcached.  The replies
+ * so far, OK, then the stream until the client hangs up
+ * (logger_watch.c). */
 void process_watch_command(conn *c, token_t *tokens, size_t ntokens)
 {
     uint32_t streams = 0;

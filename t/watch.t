@@ -200,7 +200,8 @@ for my $s (servers_with_stock('-t 1 -m 2')) {
         "$n: every line is ts=... gid=... type=... key=value...");
     my ($open) = grep { /type=conn_new .*rport=$cport / } @$lines;
     my ($cfd) = ($open // '') =~ / cfd=(\d+)/;
-    like($open // '', qr/ rip=127\.0\.0\.1 rport=$cport transport=tcp cfd=\d+\n/,
+    like($open // '',
+        qr/ rip=127\.0\.0\.1 rport=$cport transport=tcp cfd=\d+\n/,
         "$n: conn_new: the client's address, tcp, its fd");
     my @want = (
         "type=conn_new rip=127.0.0.1 rport=P transport=tcp cfd=$cfd",
@@ -272,7 +273,9 @@ for my $s (servers_with_stock('-t 1 -m 2')) {
         has_line($_[0], qr/type=eviction /) >= $evicted });
     my @ev = grep { /type=eviction / } @$lines;
     is(scalar @ev, $evicted, "$n: one eviction line per eviction");
-    like($ev[0] // '', qr/ type=eviction key=ev\d+ fetch=no ttl=-1 la=\d+ clsid=\d+ size=50000\n\z/,
+    my $evre = ' type=eviction key=ev\d+ fetch=no ttl=-1 la=\d+ clsid=\d+ '
+        . 'size=50000\n\z';
+    like($ev[0] // '', qr/$evre/,
         "$n: eviction: key, fetch, ttl, la, clsid, size");
     close $w;
 
@@ -383,8 +386,9 @@ SKIP: {
         'a tier_demote line per demotion');
     is(scalar(grep { /type=tier_evict zone=n / } @$lines), $t->{n_evictions},
         'a tier_evict zone=n line per N eviction');
-    like((grep { /tier_promote/ } @$lines)[0] // '',
-        qr/ type=tier_promote key=key%3A14[6-9]\d clsid=\d+ size=5000 counter=\d+\n\z/,
+    my $promre = ' type=tier_promote key=key%3A14[6-9]\d clsid=\d+ '
+        . 'size=5000 counter=\d+\n\z';
+    like((grep { /tier_promote/ } @$lines)[0] // '', qr/$promre/,
         'tier_promote: key, class, size, counter');
     my $ev = watch_until($we, 10,
         sub { @{ $_[0] } >= $t->{n_evictions} });
