@@ -6,9 +6,10 @@
  * worker closing all of its own at shutdown), its reply lines
  * (out_string; the queue and the buffers are conn_buf.c's, which this
  * file brackets each command for; a reply made in batches asks its
- * producer for the next one once the queue is written), reading requests
- * and values,
- * swallowing rejected ones, flushing replies with sendmsg (TCP) or
+ * producer for the next one once the queue is written, and a log
+ * watcher's, which has none yet, waits in conn_watch until
+ * logger_watch.c resumes it), the close reason of its conn_close line
+ * (logger.h), reading requests and values, swallowing rejected ones, flushing replies with sendmsg (TCP) or
  * datagrams (UDP), and `stats conns`.  It tells the protocols apart (-B
  * auto: a first byte of 0x80 is binary) and frames requests: an ASCII
  * line, or a binary header with its extras and key.  A stream connection
@@ -32,6 +33,7 @@
 #include "item.h"
 #include "items.h"
 #include "listen.h"
+#include "logger.h"
 #include "proto_auth.h"
 #include "proto_bin.h"
 #include "proto_sasl.h"
@@ -195,6 +197,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->write_started = 0;
     c->write_offset = 0;
     c->close_after_write = false;
+    c->close_reason = init_state == conn_listening ? -1 : LOGGER_CLOSE_ERROR;
     c->request_addr_size = 0;
     c->thread = NULL;
     c->last_cmd_time = current_time;
@@ -219,6 +222,9 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     stats.curr_conns++;
     stats.total_conns++;
     pthread_mutex_unlock(&stats_lock);
+    if (c->close_reason >= 0 && !IS_UDP(transport)) {
+        LOGGER_CONN(true, sfd, transport == local_transport, 0);
+    }
     return c;
 }
 
@@ -259,6 +265,10 @@ static void conn_close(conn *c)
     auth_sasl_release(c);
     tls_conn_end(c);
     int fd = c->sfd;
+    if (c->close_reason >= 0) {
+        LOGGER_CONN(false, fd, c->transport == local_transport,
+                    c->close_reason);
+    }
     conn_release_struct(c);
     close(fd);
     accept_pause_conn_closed();
@@ -321,6 +331,7 @@ void conns_close_idle(LIBEVENT_THREAD *me)
         pthread_mutex_lock(&stats_lock);
         stats.idle_kicks++;
         pthread_mutex_unlock(&stats_lock);
+        c->close_reason = LOGGER_CLOSE_IDLE_TIMEOUT;
         conn_drop(c);
     }
 }
@@ -330,6 +341,7 @@ void conns_close_owned(LIBEVENT_THREAD *me)
     for (int fd = 0; fd < max_fds; fd++) {
         conn *c = conn_owned_by(me, fd);
         if (c != NULL) {
+            c->close_reason = LOGGER_CLOSE_SHUTDOWN;
             conn_drop(c);
         }
     }
@@ -373,9 +385,12 @@ void conn_start_swallow(conn *c, int nbytes)
     conn_set_state(c, conn_swallow);
 }
 
+/* quit, and the binary protocol's errors: a close memcached logs as
+ * normal */
 void conn_close_after_write(conn *c)
 {
     c->close_after_write = true;
+    c->close_reason = LOGGER_CLOSE_NORMAL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -427,6 +442,7 @@ static enum read_result try_read_tcp(conn *c)
             continue;
         }
         if (n == 0) {
+            c->close_reason = LOGGER_CLOSE_NORMAL;
             return READ_ERROR;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -951,8 +967,40 @@ static void read_step(conn *c)
     case READ_MEMORY_ERROR:
         out_errstring(c, "SERVER_ERROR out of memory reading request");
         conn_close_after_write(c);
+        c->close_reason = LOGGER_CLOSE_ERROR;
         conn_set_state(c, conn_write);
         break;
+    }
+}
+
+/* A log watcher (logger.c) between batches of lines: what its client
+ * sends is read and dropped, as memcached ignores it, and its end closes
+ * the connection; the logger wakes the producer for the next lines. */
+static void watch_step(conn *c, bool *stop)
+{
+    char scratch[4096];
+    c->rbytes = 0;
+    ssize_t n = c->io_read(c, scratch, sizeof(scratch));
+    if (n > 0 || (n < 0 && errno == EINTR)) {
+        return;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        c->close_reason = n == 0 ? LOGGER_CLOSE_NORMAL : LOGGER_CLOSE_ERROR;
+        conn_set_state(c, conn_closing);
+        return;
+    }
+    if (!update_event(c, EV_READ | EV_PERSIST)) {
+        conn_set_state(c, conn_closing);
+        return;
+    }
+    *stop = true;
+}
+
+void conn_resume_producer(conn *c)
+{
+    if (c->state == conn_watch) {
+        conn_set_state(c, conn_write);
+        drive_machine(c);
     }
 }
 
@@ -961,6 +1009,7 @@ static void drive_machine(conn *c)
 {
     bool stop = false;
     c->reqs_this_event = 0;
+    logger_cfd = c->sfd;
     while (!stop) {
         switch (c->state) {
         case conn_listening:
@@ -1021,8 +1070,10 @@ static void drive_machine(conn *c)
                 stop = true;
             }
             break;
-        case conn_closed:
         case conn_watch:
+            watch_step(c, &stop);
+            break;
+        case conn_closed:
         case conn_max_state:
             stop = true;
             break;

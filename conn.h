@@ -80,10 +80,14 @@ typedef struct conn conn;
 /* A reply made in batches (lru_crawler metadump), so that what a client
  * has not read yet stays bounded: conn.c calls it once everything queued
  * has been written, and it queues the next batch and returns true (with
- * its last batch it clears c->producer); conn.c calls it with closing set
+ * its last batch it clears c->producer; with nothing to send yet it sets
+ * conn_watch and waits to be resumed); conn.c calls it with closing set
  * when the connection closes first, and it frees c->producer_state and
  * clears both. */
 typedef bool (*conn_producer_fn)(conn *c, bool closing);
+/* A producer that set conn_watch (nothing to send yet) has more now: its
+ * owner's event callback resumes writing (logger.c's watchers). */
+void conn_resume_producer(conn *c);
 
 struct conn {
     int sfd;
@@ -150,6 +154,8 @@ struct conn {
     bool buf_charged;             /* buffers counted in thread->buf_usage */
     bool buf_cached;              /* a closed struct's, counted as cached */
     bool close_after_write;
+    int close_reason;             /* logger.h's, for its conn_close line;
+                                   * -1: none (a listener) */
     conn_producer_fn producer;    /* the rest of the reply, or NULL */
     void *producer_state;
 

@@ -73,6 +73,7 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "items_restore_d.h"
+#include "logger.h"
 #include "memfile.h"
 #include "migrate.h"
 #include "nzone.h"
@@ -601,9 +602,9 @@ static bool refcount_take_for_reply(item *it)
  * arithmetic, delete) release theirs within the same hold of the item
  * lock.  LOOKUP_HEADER_ONLY when the caller never reads the value: an N
  * hit then reads no line past the probe. */
-static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
-                         LIBEVENT_THREAD *t, unsigned int how,
-                         enum item_lookup *status)
+static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
+                            LIBEVENT_THREAD *t, unsigned int how,
+                            enum item_lookup *status)
 {
     *status = LOOKUP_MISS;
     uint64_t *locp = assoc_find_loc(key, nkey, hv, &get_probe);
@@ -650,6 +651,17 @@ static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
         do_item_bump(it);
     }
     *status = LOOKUP_HIT;
+    return it;
+}
+
+/* do_item_lookup, every one shown to `watch fetchers` (logger.h) */
+static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
+                         LIBEVENT_THREAD *t, unsigned int how,
+                         enum item_lookup *status)
+{
+    item *it = do_item_lookup(key, nkey, hv, t, how, status);
+    LOGGER_GET(key, nkey, *status, it ? it->slabs_clsid : 0,
+               it ? it->nbytes - 2 : 0);
     return it;
 }
 
@@ -819,6 +831,19 @@ static enum store_item_type do_store_existing(item *old_it, item *it,
     return ret;
 }
 
+/* `watch mutations` (logger.h): the version stored, else the one
+ * refused (item lock held: the stored one is alive). */
+static void log_store(const item *it, const item *stored,
+                      enum store_item_type ret, enum store_cmd cmd,
+                      uint64_t cas_in)
+{
+    const item *shown = ret == STORED ? stored : it;
+    logger_log_store(ITEM_key(it), it->nkey, ret, cmd,
+                     cas_in != 0 && (cmd == NREAD_SET || cmd == NREAD_REPLACE),
+                     load_exptime(shown), shown->slabs_clsid,
+                     shown->nbytes - 2);
+}
+
 static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
         LIBEVENT_THREAD *t, uint64_t hv, uint64_t cas_in,
         uint64_t *cas_out, bool cas_stale)
@@ -851,6 +876,9 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
         /* stored_it may be an append result whose only reference is the
          * index's; we still hold the item lock, so it is alive. */
         *cas_out = ITEM_get_cas(stored_it);
+    }
+    if (logger_watching(LOG_MUTATIONS)) {
+        log_store(it, stored_it, ret, cmd, cas_in);
     }
     return ret;
 }
@@ -1038,8 +1066,10 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
     }
     if (n_is_dead(h, *locp)) {
         do_reap_dead_n(locp, &p, hv, t);
+        LOGGER_GET(key, nkey, LOOKUP_MISS, 0, 0);
         return DELETE_NOT_FOUND;
     }
+    LOGGER_GET(key, nkey, LOOKUP_HIT, h->clsid, h->nbytes - 2);
     migrate_count_request(t, h->clsid, false);
     if (cas_in != 0 && cas_in != (settings.use_cas ? h->cas : 0)) {
         return DELETE_CAS_MISMATCH;
@@ -1108,7 +1138,9 @@ void storage_init(void)
     slabs_set_page_evictor(items_evict_page);
     if (tiering) {
         migrate_init(slabs_largest_clsid());
-        clock_nvm_init(&clock_ops);
+        struct clock_nvm_ops cops = clock_ops;
+        cops.unlink = policy_engine.n_unlink;   /* reports evictions */
+        clock_nvm_init(&cops);
         active_policy = tier_policy_of(settings.tier.policy);
         tier_policy_init(active_policy, &policy_engine);
         if (tier_reassign_init(&reassign_engine) != 0) {

@@ -25,6 +25,7 @@
 #include "hash.h"
 #include "item_lock.h"
 #include "items_mq.h"
+#include "logger.h"
 #include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
@@ -107,6 +108,8 @@ void count_victim(const item *it, bool dead)
         count_reclaim(it);
         return;
     }
+    LOGGER_EVICT('d', ITEM_key(it), it->nkey, it->it_flags & ITEM_FETCHED,
+                 load_exptime(it), it->time, it->slabs_clsid, it->nbytes - 2);
     ctr_add(&cc->evicted, 1);
     atomic_store_explicit(&cc->evicted_time, current_time - it->time,
                           memory_order_relaxed);

@@ -17,6 +17,7 @@
 #include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
+#include "logger.h"
 #include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
@@ -74,9 +75,11 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     struct slabs_totals sl;
     struct crawler_stats cr;
     struct storage_totals tot;
+    struct logger_stats lg;
     uint64_t conn_malloc_fails;
 
     assoc_get_stats(&as);
+    logger_get_stats(&lg);
     slabs_get_totals(&sl);
     crawler_get_stats(&cr);
     sum_classes(&tot);
@@ -107,11 +110,11 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
         STAT_U64("lru_maintainer_juggles", lru_maintainer_juggles());
     }
     STAT_U64("malloc_fails", conn_malloc_fails + sl.malloc_fails);
-    STAT_U64("log_worker_dropped", 0);
-    STAT_U64("log_worker_written", 0);
-    STAT_U64("log_watcher_skipped", 0);
-    STAT_U64("log_watcher_sent", 0);
-    STAT_U64("log_watchers", 0);
+    STAT_U64("log_worker_dropped", lg.worker_dropped);
+    STAT_U64("log_worker_written", lg.worker_written);
+    STAT_U64("log_watcher_skipped", lg.watcher_skipped);
+    STAT_U64("log_watcher_sent", lg.watcher_sent);
+    STAT_U64("log_watchers", lg.watchers);
     STAT_U64("unexpected_napi_ids", 0);
     STAT_U64("round_robin_fallback", 0);
     STAT_U64("bytes", tot.curr_bytes);

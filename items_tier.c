@@ -25,6 +25,7 @@
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "items_mq.h"
+#include "logger.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -84,6 +85,8 @@ bool demote(item *victim, uint64_t hv, bool may_evict)
     ctr_add(&cc->n_items, 1);
     ctr_add(&cc->n_bytes, ITEM_ntotal(victim));
     ctr_add(&cc->demotions, 1);
+    LOGGER_MOVE(false, ITEM_key(victim), victim->nkey, id, victim->nbytes - 2,
+                victim->counter);
     item_remove(victim);        /* the index's reference */
     return true;
 }
@@ -126,6 +129,7 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     ctr_sub(&cc->n_bytes, ntotal);
     ctr_add(&cc->promotions, 1);
     migrate_count_promotion(id, lines);
+    LOGGER_MOVE(true, ITEM_key(d), d->nkey, id, d->nbytes - 2, d->counter);
 }
 
 /* After a hit made the N item of *locp hot (snapshot snap): promote it now
@@ -266,9 +270,30 @@ static enum tier_promote_result engine_promote_at(uint64_t hv, uint64_t off,
     return r;
 }
 
+/* `watch evictions` and `watch tier` (logger.h): the N item of *locp
+ * leaves the cache; its key is read from NVM for them alone. */
+static void log_n_eviction(const uint64_t *locp, const nitem_hdr *h)
+{
+    struct nitem_probe p;
+    nitem_probe_stored(hd_n_offset(*locp), &p);
+    logger_log_evict('n', p.u.buf + sizeof(nitem_hdr), h->nkey,
+                     hd_n_flags(*locp) & ITEM_FETCHED, h->exptime,
+                     n_last_access(h, *locp), h->clsid, h->nbytes - 2);
+}
+
+/* The N-zone's unlink, the CLOCK's (storage_init) and the policies'. */
+static void engine_n_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
+                            bool dead)
+{
+    if (!dead && logger_watching(LOG_EVICTIONS | LOG_TIER)) {
+        log_n_eviction(locp, h);
+    }
+    clock_unlink(locp, hv, h, dead);
+}
+
 const struct tier_engine policy_engine = {
     .n_is_dead = clock_is_dead,
-    .n_unlink = clock_unlink,
+    .n_unlink = engine_n_unlink,
     .d_is_dead = engine_d_is_dead,
     .d_reclaim = engine_d_reclaim,
     .demote = engine_demote,

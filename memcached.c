@@ -3,9 +3,10 @@
  *
  * Owns main() and the start-up order (settings, limits, privileges, the
  * N-zone, daemonizing, the clock, storage and its threads, the workers,
- * signals, listeners), the stop order after SIGTERM/SIGINT and, graceful,
- * SIGUSR1 (both also by `shutdown [graceful]` with -A): listeners,
- * workers, storage, N-zone (doc/design.md "Stopping"), and the globals
+ * the logger thread, signals, listeners), the stop order after
+ * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
+ * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
+ * (doc/design.md "Stopping"), and the globals
  * no single module owns: the server counters `stats` and the opened
  * N-zone `nvm_zone`.
  *
@@ -20,6 +21,7 @@
 #include "conn_buf.h"
 #include "items.h"
 #include "listen.h"
+#include "logger.h"
 #include "nvm.h"
 #include "proto_auth.h"
 #include "proto_sasl.h"
@@ -133,6 +135,7 @@ static void server_stop(void)
     udp_sockets_close();
     accept_pause_stop();
     storage_shutdown(stop_graceful);
+    logger_stop();
     if (settings.nvm.size > 0) {
         nvm_zone_close(&nvm_zone);
     }
@@ -282,6 +285,10 @@ int main(int argc, char **argv)
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
     server_engine_start();
+    if (logger_start() != 0) {
+        fprintf(stderr, "Failed to start the logger thread\n");
+        exit(EXIT_FAILURE);
+    }
     /* after the threads exist: MCL_FUTURE under a small RLIMIT_MEMLOCK
      * would otherwise keep their stacks from being mapped */
     if (settings.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {

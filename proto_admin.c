@@ -2,8 +2,8 @@
  * proto_admin.c: the statistics and administrative commands of the ASCII
  * protocol of memcached 1.6.18: stats (with detail and cachedump),
  * flush_all, verbosity, cache_memlimit, shutdown, refresh_certs, slabs,
- * lru_crawler, lru, and in debug builds misbehave, debugfail and
- * debugtime.
+ * lru_crawler, lru, watch (whose streams are logger.c's), and in debug
+ * builds misbehave, debugfail and debugtime.
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
@@ -546,6 +546,71 @@ void process_lru_command(conn *c, token_t *tokens, size_t ntokens)
         out_string(c, "OK");
     } else {
         out_string(c, "ERROR");
+    }
+}
+
+/* ---- watch ---- */
+
+static const struct {
+    const char *name;
+    uint32_t stream;
+} watch_streams[] = {
+    { "fetchers", LOG_FETCHERS }, { "mutations", LOG_MUTATIONS },
+    { "evictions", LOG_EVICTIONS }, { "connevents", LOG_CONNEVENTS },
+    { "sysevents", LOG_SYSEVENTS }, { "rawcmds", LOG_RAWCMDS },
+    { "proxyreqs", LOG_PROXYREQS }, { "proxyevents", LOG_PROXYEVENTS },
+    { "proxyuser", LOG_PROXYUSER }, { "tier", LOG_TIER },
+};
+
+/* A stream's bit: memcached 1.6.18's words and `tier`, ours; 0 for any
+ * other word. */
+static uint32_t watch_stream(const char *word)
+{
+    for (size_t i = 0; i < sizeof(watch_streams) / sizeof(watch_streams[0]);
+         i++) {
+        if (strcmp(word, watch_streams[i].name) == 0) {
+            return watch_streams[i].stream;
+        }
+    }
+    return 0;
+}
+
+/* watch [stream...]: without one, fetchers, as memcached.  The replies
+ * so far, OK, then the stream until the client hangs up
+ * (logger_watch.c). */
+void process_watch_command(conn *c, token_t *tokens, size_t ntokens)
+{
+    uint32_t streams = 0;
+
+    set_noreply_maybe(c, tokens, ntokens);
+    if (!settings.watch_enabled) {
+        out_string(c, "CLIENT_ERROR watch commands not allowed");
+        return;
+    }
+    for (size_t i = 1; i + 1 < ntokens; i++) {
+        uint32_t s = watch_stream(tokens[i].value);
+        if (s == 0) {
+            out_string(c, "ERROR");
+            return;
+        }
+        streams |= s;
+    }
+    if (streams == 0) {
+        streams = LOG_FETCHERS;
+    }
+    /* a stream of lines has no place in datagrams */
+    switch (IS_UDP(c->transport) ? LOGGER_ADD_FAILED
+            : logger_add_watcher(c, streams)) {
+    case LOGGER_ADD_OK:
+        out_string(c, "OK");
+        conn_set_state(c, conn_write);
+        break;
+    case LOGGER_ADD_TOO_MANY:
+        out_string(c, "WATCHER_TOO_MANY log watcher limit reached");
+        break;
+    case LOGGER_ADD_FAILED:
+        out_string(c, "WATCHER_FAILED failed to add log watcher");
+        break;
     }
 }
 

@@ -297,6 +297,8 @@ static void start_value(conn *c, const char *key, uint16_t nkey,
                         c->thread);
     }
     if (it == NULL) {
+        LOGGER_STORE(key, nkey, vlen <= INT_MAX - 2 && item_size_ok(nkey, flags,
+                     (int)vlen + 2) ? NO_MEMORY : TOO_LARGE, cmd, false, 0, 0, 0);
         refuse_value(c, key, nkey, vlen, cmd == NREAD_SET);
         return;
     }

@@ -19,6 +19,7 @@
 #include "memcached.h"
 #include "conn_buf.h"
 #include "items.h"
+#include "logger.h"
 #include "util.h"
 
 #include <string.h>
@@ -157,6 +158,7 @@ void process_refresh_certs_command(conn *c, token_t *tokens, size_t ntokens);
 void process_slabs_command(conn *c, token_t *tokens, size_t ntokens);
 void process_lru_crawler_command(conn *c, token_t *tokens, size_t ntokens);
 void process_lru_command(conn *c, token_t *tokens, size_t ntokens);
+void process_watch_command(conn *c, token_t *tokens, size_t ntokens);
 #ifdef MEMCACHED_DEBUG
 void process_misbehave_command(conn *c);
 void process_debugfail_command(conn *c, token_t *tokens);

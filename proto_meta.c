@@ -578,6 +578,8 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     it = item_alloc(key, nkey, of.client_flags, of.new_ttl ? of.exptime : 0,
                     vlen, c->thread);
     if (it == NULL) {
+        LOGGER_STORE(key, nkey, item_size_ok(nkey, of.client_flags, vlen)
+                     ? NO_MEMORY : TOO_LARGE, comm, false, 0, 0, 0);
         reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
         return;
     }

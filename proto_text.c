@@ -239,6 +239,8 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
     it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen,
                     c->thread);
     if (it == NULL) {
+        LOGGER_STORE(key, nkey, item_size_ok(nkey, flags, vlen) ? NO_MEMORY
+                     : TOO_LARGE, comm, false, 0, 0, 0);
         reject_value(c, key, nkey, flags, vlen, comm, false);
         return;
     }
@@ -465,8 +467,7 @@ static void dispatch_other(conn *c, token_t *tokens, size_t ntokens)
     } else if (COMMAND_IS(cmd, "lru_crawler")) {
         process_lru_crawler_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "watch")) {
-        /* no log watchers in tiercached */
-        out_string(c, "CLIENT_ERROR watch commands not allowed");
+        process_watch_command(c, tokens, ntokens);
     } else if (COMMAND_IS(cmd, "verbosity")) {
         if (tokens_between(c, ntokens, 3, 4)) {
             process_verbosity_command(c, tokens, ntokens);

@@ -165,6 +165,10 @@ static void usage(void)
 "                          first (split between the workers; default: 0,\n"
 "                          no limit)\n"
 "   - track_sizes          enable \"stats sizes\"\n"
+"   - watcher_logbuf_size=<kb> buffer of each `watch` connection (default:\n"
+"                          256); lines it has no room for are skipped\n"
+"   - worker_logbuf_size=<kb> buffer of each thread's log lines before they\n"
+"                          go to the watchers (default: 64)\n"
 "   - slab_automove=<0-2>, slab_automove_ratio, slab_automove_window,\n"
 "     slab_reassign, no_slab_reassign\n"
 "   Tiers (see doc/tiering.md; without nvm_size there is no N-zone, and\n"
@@ -229,8 +233,7 @@ static void usage(void)
 "                          2 tlsv1.2 (default), 3 tlsv1.3\n"
 "   - the rest of memcached 1.6.18's sub-options (hot_lru_pct,\n"
 "     warm_lru_pct, hot_max_factor, warm_max_factor,\n"
-"     tail_repair_time, slab_chunk_max, watcher_logbuf_size,\n"
-"     worker_logbuf_size, modern, no_modern,\n"
+"     tail_repair_time, slab_chunk_max, modern, no_modern,\n"
 "     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
 "     drop_privileges, ext_*) are accepted with a warning that\n"
 "     they have no effect here; extstore's file and the proxy's\n"
@@ -347,8 +350,6 @@ static const struct ignored_subopt ignored_subopts[] = {
     { "slab_chunk_max", "items are never split into chunks" },
     { "no_chunked_items", "items are never split into chunks" },
     { "no_inline_ascii_resp", "there is no inline response buffer" },
-    { "watcher_logbuf_size", "watch is not built yet" },
-    { "worker_logbuf_size", "watch is not built yet" },
     { "sock_cookie_id", "sockets are not marked" },
     { "drop_privileges", "there is no system-call sandbox" },
     { "no_drop_privileges", "there is no system-call sandbox" },
@@ -676,6 +677,35 @@ static bool parse_ssl_subopt(const char *name, const char *val)
     return true;
 }
 
+/* watcher_logbuf_size, worker_logbuf_size: kilobytes, refused with
+ * memcached's words (those of the ssl_* options) when missing or
+ * unparsable; 0 and sizes past 4 GB, which memcached takes (and wraps),
+ * are refused too. */
+static bool parse_logger_subopt(const char *name, const char *val)
+{
+    unsigned int *slot;
+    if (strcmp(name, "watcher_logbuf_size") == 0) {
+        slot = &settings.logger_watcher_buf_size;
+    } else if (strcmp(name, "worker_logbuf_size") == 0) {
+        slot = &settings.logger_buf_size;
+    } else {
+        return false;
+    }
+    uint32_t kb;
+    if (val == NULL) {
+        ssl_subopt_missing(name);
+    }
+    if (!safe_strtoul(val, &kb)) {
+        ssl_subopt_unparsable(name);
+    }
+    if (kb < 1 || kb > UINT32_MAX / 1024) {
+        die("%s must be between 1 and %u (kilobytes)", name,
+            UINT32_MAX / 1024);
+    }
+    *slot = kb * 1024;
+    return true;
+}
+
 static void parse_subopt(char *name, char *val)
 {
     if (strcmp(name, "maxconns_fast") == 0) {
@@ -743,6 +773,8 @@ static void parse_subopt(char *name, char *val)
     } else if (parse_lru_subopt(name, val)) {
         return;
     } else if (parse_ssl_subopt(name, val)) {
+        return;
+    } else if (parse_logger_subopt(name, val)) {
         return;
     } else if (ignored_subopt_reason(name) != NULL) {
         refuse_unbuilt_subopt(name);

@@ -18,6 +18,7 @@
 #include "conn_buf.h"
 #include "hash.h"
 #include "items.h"
+#include "logger.h"
 #include "nvm.h"
 #include "settings.h"
 #include "slab_class.h"
@@ -454,6 +455,7 @@ void stats_reset(void)
     tls_stats_reset();
     threadlocal_stats_reset();
     item_stats_reset();
+    logger_stats_reset();
 }
 
 /* ------------------------------------------------------------------ */

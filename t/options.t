@@ -111,6 +111,23 @@ refused_ok('-m 64 -I 2m -o nvm_size=3m',
     is(-s $f, 0, 'nvm_size=1m on a file: the file is not grown');
 }
 
+# the logger's buffers: memcached's words and exit status (1) when missing
+# or unparsable; 0 and sizes past 4 GB, which it takes, are refused here
+for my $case (
+    ['watcher_logbuf_size=x', 1,
+     line_re('could not parse argument to watcher_logbuf_size')],
+    ['worker_logbuf_size', 1, line_re('Missing worker_logbuf_size argument')],
+    ['worker_logbuf_size=0', 64,
+     line_re('worker_logbuf_size must be between 1 and 4194303 (kilobytes)')],
+    ['watcher_logbuf_size=4194304', 64,
+     qr/^watcher_logbuf_size must be between 1 and 4194303/],
+) {
+    my ($opt, $want, $re) = @$case;
+    my ($code, $out) = run_binary($bin, [one_shot_argv(), '-o', $opt], 10);
+    is($code, $want, "-o $opt: exit status $want") or diag("output: $out");
+    like($out, $re, "-o $opt: says why");
+}
+
 # ------------------------------------------- started, with a warning each
 
 warns_ok('-o ssl_chain_cert=/etc/cert.pem,ssl_key=/etc/key.pem',
@@ -147,6 +164,7 @@ warns_ok('-o nvm_size=2m', []);
 warns_ok('-m 8 -o nvm_size=8m,nvm_verify=read', []);
 warns_ok('-m 64 -I 2m -o nvm_size=4m', []);
 warns_ok('-o tier_mq_queues=4,dram_node=0', []);
+warns_ok('-o watcher_logbuf_size=8,worker_logbuf_size=16', []);
 warns_ok('-m 8 -o nvm_size=8m,tier_threshold=8,tier_promote=sync,'
     . 'nvm_emulate=1:1,tier_reassign=psa', []);
 {
