@@ -19,38 +19,13 @@
 #include "items_mq.h"
 #include "slabs.h"
 #include "slabs_tier.h"
+#include "util.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CACHEDUMP_MAX (2 * 1024 * 1024)
-
-/* Percent-encode everything but RFC 3986 unreserved characters. */
-static size_t url_encode(const char *src, size_t n, char *dst, size_t size)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)src[i];
-        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-            if (o + 1 >= size) {
-                break;
-            }
-            dst[o++] = (char)ch;
-        } else {
-            if (o + 3 >= size) {
-                break;
-            }
-            dst[o++] = '%';
-            dst[o++] = hex[ch >> 4];
-            dst[o++] = hex[ch & 15];
-        }
-    }
-    dst[o] = '\0';
-    return o;
-}
 
 /* One metadump line ("key=... size=...\n"); 0 when it does not fit. */
 static size_t dump_line(char *buf, size_t size, const char *key, size_t nkey,
@@ -58,7 +33,7 @@ static size_t dump_line(char *buf, size_t size, const char *key, size_t nkey,
                         bool fetched, unsigned int clsid, size_t ntotal)
 {
     char ekey[KEY_MAX_LENGTH * 3 + 1];
-    url_encode(key, nkey, ekey, sizeof(ekey));
+    uri_encode(key, nkey, ekey, sizeof(ekey));
     int len = snprintf(buf, size,
             "key=%s exp=%lld la=%llu cas=%llu fetch=%s cls=%u size=%zu\n",
             ekey,

@@ -34,6 +34,7 @@
 #include "items.h"
 #include "settings.h"
 #include "stat_counter.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -158,27 +159,6 @@ static void logbuf_put(struct logbuf *b, uint32_t streams, const char *line,
 
 /* ---- formatting ---- */
 
-/* memcached's encoding of keys in log lines: RFC 3986's unreserved
- * characters as they are, every other byte as %XX. */
-static void uri_encode(const char *src, size_t n, char *dst)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (size_t i = 0; i < n && i < KEY_MAX_LENGTH; i++) {
-        unsigned char ch = (unsigned char)src[i];
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-                || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.'
-                || ch == '_' || ch == '~') {
-            dst[o++] = (char)ch;
-        } else {
-            dst[o++] = '%';
-            dst[o++] = hex[ch >> 4];
-            dst[o++] = hex[ch & 15];
-        }
-    }
-    dst[o] = '\0';
-}
-
 uint64_t logger_next_gid(void)
 {
     return atomic_fetch_add_explicit(&logger_gid, 1,
@@ -258,7 +238,7 @@ void logger_log_get(const char *key, size_t nkey, int status,
                     unsigned int clsid, uint32_t size)
 {
     char ekey[KEY_ENCODED_MAX];
-    uri_encode(key, nkey, ekey);
+    uri_encode(key, nkey, ekey, sizeof(ekey));
     log_line(LOG_FETCHERS,
              "type=item_get key=%s status=%s clsid=%u cfd=%d size=%u",
              ekey, lookup_status(status), clsid, logger_cfd, size);
@@ -271,7 +251,7 @@ void logger_log_store(const char *key, size_t nkey, int status, int cmd,
     /* unsigned, as memcached prints it: a past time wraps */
     uint32_t ttl = exptime == 0 ? 0 : exptime - current_time;
     char ekey[KEY_ENCODED_MAX];
-    uri_encode(key, nkey, ekey);
+    uri_encode(key, nkey, ekey, sizeof(ekey));
     log_line(LOG_MUTATIONS, "type=item_store key=%s status=%s cmd=%s "
              "ttl=%u clsid=%u cfd=%d size=%u", ekey, store_status(status),
              store_cmd_name(cmd, as_cas), ttl, clsid, logger_cfd, size);
@@ -285,7 +265,7 @@ void logger_log_evict(char zone, const char *key, size_t nkey, bool fetched,
     int32_t ttl = exptime == 0 ? -1 : (int32_t)(exptime - now);
     int32_t la = (int32_t)(now - atime);
     char ekey[KEY_ENCODED_MAX];
-    uri_encode(key, nkey, ekey);
+    uri_encode(key, nkey, ekey, sizeof(ekey));
     const char *fetch = fetched ? "yes" : "no";
     if (logger_watching(LOG_EVICTIONS)) {
         log_line(LOG_EVICTIONS, "type=eviction key=%s fetch=%s ttl=%d "
@@ -302,7 +282,7 @@ void logger_log_move(bool promote, const char *key, size_t nkey,
                      unsigned int clsid, uint32_t size, uint32_t counter)
 {
     char ekey[KEY_ENCODED_MAX];
-    uri_encode(key, nkey, ekey);
+    uri_encode(key, nkey, ekey, sizeof(ekey));
     log_line(LOG_TIER, "type=%s key=%s clsid=%u size=%u counter=%u",
              promote ? "tier_promote" : "tier_demote", ekey, clsid, size,
              counter);

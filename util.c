@@ -163,6 +163,31 @@ size_t i64_to_text(int64_t v, char *dst)
 static const char b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+size_t uri_encode(const char *src, size_t n, char *dst, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+            || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.'
+            || ch == '_' || ch == '~';
+        size_t need = plain ? 1 : 3;
+        if (o + need >= size) {
+            break;
+        }
+        if (plain) {
+            dst[o++] = (char)ch;
+        } else {
+            dst[o++] = '%';
+            dst[o++] = hex[ch >> 4];
+            dst[o++] = hex[ch & 15];
+        }
+    }
+    dst[o] = '\0';
+    return o;
+}
+
 size_t base64_encode(const unsigned char *src, size_t len,
                      char *dst, size_t dst_max)
 {

@@ -26,6 +26,12 @@ size_t u64_to_text(uint64_t v, char *dst);
 /* Same for a signed value. */
 size_t i64_to_text(int64_t v, char *dst);
 
+/* memcached's encoding of keys in metadump and log lines: RFC 3986's
+ * unreserved characters as they are, every other byte as %XX, into dst of
+ * size bytes (3 * n + 1 hold any key), cut at a whole character; NUL
+ * terminated.  Returns the length written. */
+size_t uri_encode(const char *src, size_t n, char *dst, size_t size);
+
 /* Bytes base64_encode writes for n input bytes (with padding, no NUL). */
 #define BASE64_ENCODED_LEN(n) ((((n) + 2) / 3) * 4)
 
