@@ -231,14 +231,8 @@ static void usage(void)
 "   - ssl_kernel_tls       let the kernel encrypt and decrypt (kTLS)\n"
 "   - ssl_min_version=<n>  oldest protocol accepted: 0 tlsv1.0, 1 tlsv1.1,\n"
 "                          2 tlsv1.2 (default), 3 tlsv1.3\n"
-"   - the rest of memcached 1.6.18's sub-options (hot_lru_pct,\n"
-"     warm_lru_pct, hot_max_factor, warm_max_factor,\n"
-"     tail_repair_time, slab_chunk_max, modern, no_modern,\n"
-"     no_chunked_items, no_inline_ascii_resp, sock_cookie_id,\n"
-"     drop_privileges, ext_*) are accepted with a warning that\n"
-"     they have no effect here; extstore's file and the proxy's\n"
-"     options stop the start (neither exists here): see\n"
-"     doc/protocol.md\n");
+"   memcached 1.6.18's other sub-options have no effect here (a warning\n"
+"   says so) or stop the start: doc/protocol.md lists them\n");
 }
 
 static void usage_license(void)
