@@ -93,7 +93,7 @@ static bool meta_time_token(const token_t *tok, rel_time_t *out)
 {
     int32_t v;
 
-    if (!safe_strtol(tok->value + 1, &v)) {
+    if (!parse_wrapped_int32(tok->value + 1, &v)) {
         return false;
     }
     *out = exptime_from_client(v);
@@ -550,7 +550,7 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
         out_errstring(c, "CLIENT_ERROR options flags are too long");
         return;
     }
-    if (!safe_strtol(tokens[KEY_TOKEN + 1].value, &vlen)
+    if (!parse_wrapped_int32(tokens[KEY_TOKEN + 1].value, &vlen)
         || vlen < 0 || vlen > INT_MAX - 2) {
         out_errstring(c, "CLIENT_ERROR bad command line format");
         return;

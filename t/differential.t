@@ -98,6 +98,14 @@ my @scripts = (
         "version\nlru_crawler metadump 99\r\n", "version\r\n  lru_crawler metadump 99\r\n"]],
     ['metadump pipelined, crawler off', '-o no_lru_crawler', ["version\r\nlru_crawler metadump all\r\n"]],
     ['metadump pipelined, -X', '-X', ["version\r\nlru_crawler metadump all\r\n"]],
+    # what scripts/difffuzz found (doc/protocol.md "Differential fuzzing")
+    # memcached reads exptimes and lengths with strtol and keeps 32 bits
+    ['32-bit numbers wrap', '', ["set k 0 0 1\r\nx\r\ntouch k 2147483648\r\nget k\r\n",
+        "set j 0 4294967396 1\r\nx\r\nmg j t\r\nset j 0 0 4294967297\r\nx\r\nget j\r\n",
+        "set l 0 0 2147483648\r\nx\r\nset l 0 2147483648 1\r\nx\r\nget l\r\n",
+        "set l 0 0 1\r\nx\r\ngat 4294967396 l\r\nmg l t\r\ngat 2147483648 l\r\nget l\r\n",
+        "ms m 4294967297 T4294967396\r\ny\r\nmg m t v\r\nmg m T2147483648\r\nmg m v\r\n",
+        "ms m 2147483649\r\nz\r\nmg n N4294967396 t\r\nset o 0 99999999999999999999 1\r\nx\r\n"]],
 );
 
 # mask values that legitimately differ
