@@ -161,10 +161,15 @@ void items_flush(int64_t delay)
 
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
 {
+    /* memcached's header holds non-zero client flags in 4 more bytes; our
+     * header always has room for them, but the largest value must be
+     * memcached's (doc/protocol.md "Storage") */
+    size_t flags_room = flags != 0 ? sizeof(uint32_t) : 0;
+
     if (nkey > KEY_MAX_LENGTH || nbytes < 2) {
         return false;
     }
-    return slabs_clsid(item_make_ntotal(nkey, nbytes)) != 0;
+    return slabs_clsid(item_make_ntotal(nkey, nbytes) + flags_room) != 0;
 }
 
 bool key_in_dram(const char *key, size_t nkey)

@@ -140,7 +140,7 @@ void count_arith(conn *c, bool incr, const item *hit);
 void count_cas(conn *c, const item *it, enum store_item_type ret);
 void reject_value(conn *c, const char *key, size_t nkey,
                   client_flags_t flags, int vlen,
-                  enum store_cmd comm, bool always_report);
+                  bool drop_old, bool always_report);
 
 /* ---- proto_meta.c ---- */
 

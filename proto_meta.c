@@ -578,7 +578,8 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     it = item_alloc(key, nkey, of.client_flags, of.new_ttl ? of.exptime : 0,
                     vlen, c->thread);
     if (it == NULL) {
-        reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
+        /* memcached drops the old value whatever the mode or cas */
+        reject_value(c, key, nkey, of.client_flags, vlen, true, true);
         return;
     }
     if (of.key_binary) {

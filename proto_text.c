@@ -239,7 +239,7 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
     it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen,
                     c->thread);
     if (it == NULL) {
-        reject_value(c, key, nkey, flags, vlen, comm, false);
+        reject_value(c, key, nkey, flags, vlen, comm == NREAD_SET, false);
         return;
     }
     c->cas = req_cas;

@@ -100,10 +100,11 @@ static void drop_stale_value(conn *c, const char *key, size_t nkey)
 
 
 /* The value could not be given an item: say why, drop the value from the
- * stream and, for set, make sure the old value does not linger. */
+ * stream and, when drop_old (set, and ms in every mode, as memcached),
+ * make sure the old value does not linger. */
 void reject_value(conn *c, const char *key, size_t nkey,
                   client_flags_t flags, int vlen,
-                  enum store_cmd comm, bool always_report)
+                  bool drop_old, bool always_report)
 {
     struct thread_stats *s = tstats(c);
     const char *msg;
@@ -121,7 +122,7 @@ void reject_value(conn *c, const char *key, size_t nkey,
         out_string(c, msg);
     }
     conn_start_swallow(c, vlen);
-    if (comm == NREAD_SET) {
+    if (drop_old) {
         drop_stale_value(c, key, nkey);
     }
 }

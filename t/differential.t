@@ -6,7 +6,8 @@
 # appearance (so the *pattern* is compared), TTLs are rounded to 10 s,
 # times, slab classes and item sizes in `me`/metadump output are masked.
 # Each script is a list of steps; a step may hold many pipelined commands
-# and is terminated by an `mn` so that noreply/quiet commands are covered.
+# and is terminated by an `mn` so that noreply/quiet commands are covered;
+# a binary step goes over a second connection and ends with a noop.
 # When MEMCACHED_BIN is the stock binary the test is a self-comparison.
 use strict;
 use warnings;
@@ -14,14 +15,21 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
+use BinaryFrames;
 
 my $big = 'B' x (1024 * 1024 + 100);
 my $mid = join '', map { chr(33 + $_ % 90) } 1 .. 300_000;
 my $k251 = 'k' x 251;
+# the largest values -I 1m takes for key "a": memcached's item header
+# holds non-zero client flags in 4 more bytes
+my $fits = 'v' x 1048516;
+my $fits_flagged = 'v' x 1048512;
 
 # [ name, flags, [ steps... ] ]: a step is a string (sent, then read up to
-# the mn reply), { raw => bytes } (sent alone, replies drained), or undef
-# (record whether the server has closed the connection)
+# the mn reply), { raw => bytes } (sent alone, replies drained),
+# { bin => frames } (sent on the script's binary connection, then read up
+# to the reply of a noop), or undef (record whether the server has closed
+# the connection)
 my @scripts = (
     ['basic set/get', '', ["set a 0 0 1\r\n1\r\n", "get a\r\n", "get a b a\r\n", "gets a\r\n"]],
     ['flags and empty', '', ["set a 4294967295 0 0\r\n\r\nget a\r\n", "set b 1 0 3\r\nxyz\r\ngets a b\r\n"]],
@@ -106,6 +114,23 @@ my @scripts = (
         "set l 0 0 1\r\nx\r\ngat 4294967396 l\r\nmg l t\r\ngat 2147483648 l\r\nget l\r\n",
         "ms m 4294967297 T4294967396\r\ny\r\nmg m t v\r\nmg m T2147483648\r\nmg m v\r\n",
         "ms m 2147483649\r\nz\r\nmg n N4294967396 t\r\nset o 0 99999999999999999999 1\r\nx\r\n"]],
+    # a store refused as too large unlinks the old value for set, and for
+    # ms in every mode and with a cas
+    ['too large drops the old value', '', [map({ "set a 0 0 3\r\nold\r\n$_\r\n$big\r\nmg a v\r\n" }
+        'set a 0 0 ' . length($big), 'add a 0 0 ' . length($big), 'replace a 0 0 ' . length($big),
+        'append a 0 0 ' . length($big), 'prepend a 0 0 ' . length($big), 'cas a 0 0 ' . length($big) . ' 1',
+        map({ 'ms a ' . length($big) . " $_" } 'MS', 'ME', 'MA', 'MP', 'MR', 'C1', 'C999999', 'I', 'q', 'MA C999'))]],
+    ['binary too large drops the old value', '', [map({ ("set a 0 0 3\r\nold\r\n", { bin => $_ }, "get a\r\n") }
+        bin_req('set', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('setq', key => 'a', ext => store_ext(0, 0), value => $big, cas => 999),
+        bin_req('set', key => 'a', ext => store_ext(0, 0), value => $big),
+        bin_req('add', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('replace', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('append', key => 'a', value => $big, cas => 1))]],
+    ['value size limit and client flags', '', ["set a 0 0 " . length($fits) . "\r\n$fits\r\n",
+        "set a 1 0 " . length($fits) . "\r\n$fits\r\n", "set a 1 0 " . length($fits_flagged) . "\r\n$fits_flagged\r\n",
+        "ms a " . length($fits) . " F7\r\n$fits\r\nmg a s f\r\n",
+        { bin => bin_req('set', key => 'a', ext => store_ext(9, 0), value => $fits) }, "mg a s f\r\n"]],
 );
 
 # mask values that legitimately differ
@@ -138,11 +163,25 @@ sub mask {
     return join '', @out;
 }
 
+# the replies of a binary step, one line each, cas values numbered
+sub bin_step {
+    my ($server, $bsock, $frames, $cas) = @_;
+    $$bsock //= $server->sock;
+    my $replies = bin_sync($$bsock, $frames, 3);
+    return '<CLOSED OR TIMEOUT>' unless $replies;
+    return join '', map { bin_desc($_, $cas) . "\n" } @$replies;
+}
+
 sub run_script {
     my ($server, $steps) = @_;
     my $sock = $server->sock;
+    my ($bsock, %bin_cas);
     my @replies;
     for my $step (@$steps) {
+        if (ref $step && exists $step->{bin}) {
+            push @replies, bin_step($server, \$bsock, $step->{bin}, \%bin_cas);
+            next;
+        }
         if (ref $step) {
             # raw bytes, no mn after them: collect whatever comes back
             mc_send($sock, $step->{raw});
@@ -157,6 +196,7 @@ sub run_script {
         last if $replies[-1] =~ /<EOF>\z/;
     }
     close $sock;
+    close $bsock if $bsock;
     return join "--step--\n", @replies;
 }
 
