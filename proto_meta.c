@@ -56,14 +56,28 @@ static void line_opaque(line_t *l, const token_t *tok)
     line_add(l, tok->value, tok->length);
 }
 
-/* remaining TTL as meta reports it: -1 for items that never expire */
+/* memcached's server clock starts ITEM_UPDATE_INTERVAL (60 s) further
+ * from its process_started than ours (clock.c): its current_time reads
+ * 60 more.  Only the time that stands for "already expired" (1) is not
+ * measured from process_started, so only it shows the gap. */
+#define MEMCACHED_CLOCK_LEAD 60
+
+/* remaining TTL as memcached reports it: -1 for items that never expire,
+ * else an unsigned 32-bit difference, so that an item made already
+ * expired (N or T with a negative TTL) reports a number near 2^32, the
+ * one memcached's clock gives */
 static void line_ttl(line_t *l, const item *it)
 {
-    if (it->exptime == 0) {
+    rel_time_t exptime = it->exptime;
+
+    if (exptime == 0) {
         line_add(l, "-1", 2);
-    } else {
-        line_i64(l, (int64_t)it->exptime - (int64_t)current_time);
+        return;
     }
+    if (exptime == 1) {
+        exptime -= MEMCACHED_CLOCK_LEAD;    /* wraps, as memcached's does */
+    }
+    line_u64(l, (uint32_t)(exptime - current_time));
 }
 
 /* ---- meta commands: shared flag parsing ---- */
@@ -300,11 +314,12 @@ static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
 /* ---- mg ---- */
 
 /* Create the empty placeholder item that N asks for on a miss.  Returns a
- * referenced item, or NULL when it could not be created. */
-static item *meta_vivify(conn *c, const char *key, size_t nkey,
-                         rel_time_t exptime)
+ * referenced item, or NULL when it could not be created.  It never
+ * expires until the N flag's turn in the reply line gives it N's TTL: a
+ * t flag before N reports -1, as memcached's does. */
+static item *meta_vivify(conn *c, const char *key, size_t nkey)
 {
-    item *it = item_alloc(key, nkey, 0, exptime, 2, c->thread);
+    item *it = item_alloc(key, nkey, 0, 0, 2, c->thread);
 
     if (it == NULL) {
         return NULL;
@@ -432,7 +447,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     if (it == NULL && found == LOOKUP_MISS && of.vivify) {
         /* store_item takes the item lock itself */
         item_unlock(hv);
-        it = meta_vivify(c, key, nkey, of.autoviv_exptime);
+        it = meta_vivify(c, key, nkey);
         created = it != NULL;
         if (it == NULL) {
             /* lost a race with another creator: use theirs */
@@ -859,7 +874,6 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
 {
     char *key = tokens[KEY_TOKEN].value;
     size_t nkey = tokens[KEY_TOKEN].length;
-    bool binary = false;
     item *it;
     enum item_lookup found;
     line_t l;
@@ -875,7 +889,6 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
             out_errstring(c, "CLIENT_ERROR bad command line format");
             return;
         }
-        binary = true;
     }
     /* memcached 1.6.18 counts cmd_meta for me only */
     STAT_INCR(tstats(c)->meta_cmds);
@@ -890,7 +903,8 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     }
     l.len = 0;
     line_add(&l, "ME ", 3);
-    if (binary || (it->it_flags & ITEM_KEY_BINARY)) {
+    /* encoded when stored binary (ms b), whatever this request's b says */
+    if (it->it_flags & ITEM_KEY_BINARY) {
         char enc[BASE64_ENCODED_LEN(KEY_MAX_LENGTH)];
         line_add(&l, enc, base64_encode((const unsigned char *)ITEM_key(it),
                                         it->nkey, enc, sizeof(enc)));
@@ -901,7 +915,11 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     if (it->exptime == 0) {
         line_add(&l, "-1", 2);
     } else {
-        line_i64(&l, (int32_t)(it->exptime - current_time));
+        /* memcached prints the time since the expiry, negative while the
+         * item lives, as a signed 32-bit number */
+        uint32_t since = current_time - it->exptime;
+        line_i64(&l, since <= INT32_MAX ? (int64_t)since
+                                        : (int64_t)since - 4294967296);
     }
     line_str(&l, " la=");
     line_u64(&l, (uint64_t)(current_time - it->time));

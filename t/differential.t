@@ -3,8 +3,9 @@
 # and to Debian's stock memcached 1.6.18 (both freshly started with the
 # same flags) and compares the replies byte for byte, after masking what
 # legitimately differs: cas values are replaced by their order of first
-# appearance (so the *pattern* is compared), TTLs are rounded to 10 s,
-# times, slab classes and item sizes in `me`/metadump output are masked.
+# appearance (so the *pattern* is compared), TTLs are rounded to 10 s (a
+# TTL already passed, near 2^32, is "PAST"), `me`'s exp keeps its sign,
+# other times, slab classes and item sizes in `me`/metadump are masked.
 # Each script is a list of steps; a step may hold many pipelined commands
 # and is terminated by an `mn` so that noreply/quiet commands are covered;
 # a binary step goes over a second connection and ends with a noop.
@@ -131,6 +132,12 @@ my @scripts = (
         "set a 1 0 " . length($fits) . "\r\n$fits\r\n", "set a 1 0 " . length($fits_flagged) . "\r\n$fits_flagged\r\n",
         "ms a " . length($fits) . " F7\r\n$fits\r\nmg a s f\r\n",
         { bin => bin_req('set', key => 'a', ext => store_ext(9, 0), value => $fits) }, "mg a s f\r\n"]],
+    # memcached prints a remaining TTL as an unsigned 32-bit number, and
+    # N gives a vivified item its TTL in the flags' order
+    ['meta TTLs already passed', '', ["mg v N-1 s t v c\r\nma x N-1 t v\r\nset y 0 0 1\r\n1\r\nmg y T-1 t\r\n",
+        "mg z N100 T-1 t v\r\nmg a t N30\r\nmg a t\r\nmg b N30 t\r\nmg c v s t c N30 f\r\n"]],
+    ['me output', '', ["set a 0 100 1\r\n1\r\nme a\r\nset b 0 0 1\r\n1\r\nme b\r\n",
+        "set c 0 0 1\r\n1\r\nme Yw== b\r\nms AGJpbg== 1 b\r\n2\r\nme AGJpbg== b\r\n"]],
 );
 
 # mask values that legitimately differ
@@ -147,12 +154,13 @@ sub mask {
         }
         elsif ($line =~ /^(?:VA \d+|HD|EN|NS|EX|NF)(?: |\r\n)/) {
             $line =~ s/(?<= )c(\d+)(?=[ \r])/'c' . $cas_id->($1)/ge;
-            $line =~ s/(?<= )t(\d+)(?=[ \r])/'t' . (int(($1 + 5) \/ 10) * 10)/ge;
+            $line =~ s/(?<= )t(\d+)(?=[ \r])/'t' . ($1 >= 2**31 ? 'PAST' : int(($1 + 5) \/ 10) * 10)/ge;
             $line =~ s/(?<= )l(\d+)(?=[ \r])/l*/g;
         }
         elsif ($line =~ /^ME /) {
             $line =~ s/ cas=(\d+)/' cas=' . $cas_id->($1)/e;
-            $line =~ s/ (la|exp|cls|size)=-?\d+/ $1=*/g;
+            $line =~ s/ exp=(-?)(\d+)/" exp=$1" . ("$1$2" eq '-1' ? 1 : int(($2 + 5) \/ 10) * 10)/e;
+            $line =~ s/ (la|cls|size)=-?\d+/ $1=*/g;
         }
         elsif ($line =~ /^key=/) {
             $line =~ s/ (la|exp|cls|size)=-?\d+/ $1=*/g;
