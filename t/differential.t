@@ -21,6 +21,7 @@ use BinaryFrames;
 my $big = 'B' x (1024 * 1024 + 100);
 my $mid = join '', map { chr(33 + $_ % 90) } 1 .. 300_000;
 my $k251 = 'k' x 251;
+my $o33 = 'O' . ('x' x 33);
 # the largest values -I 1m takes for key "a": memcached's item header
 # holds non-zero client flags in 4 more bytes
 my $fits = 'v' x 1048516;
@@ -132,12 +133,22 @@ my @scripts = (
         "set a 1 0 " . length($fits) . "\r\n$fits\r\n", "set a 1 0 " . length($fits_flagged) . "\r\n$fits_flagged\r\n",
         "ms a " . length($fits) . " F7\r\n$fits\r\nmg a s f\r\n",
         { bin => bin_req('set', key => 'a', ext => store_ext(9, 0), value => $fits) }, "mg a s f\r\n"]],
+    # a cas (even C0) makes ms's set and replace modes a cas store
+    ['ms cas with modes', '', ["ms k 1 MR C0\r\n1\r\nms k 1 C0\r\n1\r\nms k 1 MR C5\r\n1\r\nmg k v\r\n",
+        "set k 0 0 1\r\n1\r\nms k 1 MR C0 I\r\n2\r\nms k 1 MR C0\r\n3\r\nmg k v\r\n",
+        "ms k 1 MA C0\r\n4\r\nms k 1 ME C0\r\n5\r\nmg k v\r\n"]],
     # memcached prints a remaining TTL as an unsigned 32-bit number, and
     # N gives a vivified item its TTL in the flags' order
     ['meta TTLs already passed', '', ["mg v N-1 s t v c\r\nma x N-1 t v\r\nset y 0 0 1\r\n1\r\nmg y T-1 t\r\n",
         "mg z N100 T-1 t v\r\nmg a t N30\r\nmg a t\r\nmg b N30 t\r\nmg c v s t c N30 f\r\n"]],
     ['me output', '', ["set a 0 100 1\r\n1\r\nme a\r\nset b 0 0 1\r\n1\r\nme b\r\n",
         "set c 0 0 1\r\n1\r\nme Yw== b\r\nms AGJpbg== 1 b\r\n2\r\nme AGJpbg== b\r\n"]],
+    # mg and ma act before they meet an overlong opaque, ms checks its
+    # mode first, md checks before it acts
+    ['meta opaque too long', '', ["set x 0 0 1\r\n1\r\nmg x $o33 v\r\nmg x h\r\nmg zz N30 $o33 q\r\nmg zz v t\r\n",
+        "mg w $o33 N100\r\nmg w t\r\nset a 0 0 1\r\n1\r\nmg a T100 $o33\r\nmg a t\r\nmg a $o33 T200\r\nmg a t\r\n",
+        "ma n N0 J5 $o33 v\r\nmg n v\r\nma x $o33 q\r\nmg x v\r\nma b N0 T50 $o33\r\nmg b t v\r\n",
+        "ma nx $o33\r\nma n Md $o33\r\nms n 1 Mz $o33\r\n1\r\nmd x $o33\r\nmg x v\r\nms x 1 $o33\r\n7\r\nmg x v\r\n"]],
 );
 
 # mask values that legitimately differ
