@@ -956,12 +956,16 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
     if (it == NULL) {
         return DELTA_ITEM_NOT_FOUND;
     }
+    /* memcached's order: an empty value, then the cas, then the number */
+    if (it->nbytes <= 2) {
+        item_remove(it);
+        return DELTA_NON_NUMERIC;
+    }
     if (cas_in != 0 && ITEM_get_cas(it) != cas_in) {
         item_remove(it);
         return DELTA_ITEM_CAS_MISMATCH;
     }
-    if (it->nbytes <= 2 || !parse_counter(ITEM_data(it), it->nbytes - 2,
-                                          &value)) {
+    if (!parse_counter(ITEM_data(it), it->nbytes - 2, &value)) {
         item_remove(it);
         return DELTA_NON_NUMERIC;
     }

@@ -149,6 +149,9 @@ my @scripts = (
         "mg w $o33 N100\r\nmg w t\r\nset a 0 0 1\r\n1\r\nmg a T100 $o33\r\nmg a t\r\nmg a $o33 T200\r\nmg a t\r\n",
         "ma n N0 J5 $o33 v\r\nmg n v\r\nma x $o33 q\r\nmg x v\r\nma b N0 T50 $o33\r\nmg b t v\r\n",
         "ma nx $o33\r\nma n Md $o33\r\nms n 1 Mz $o33\r\n1\r\nmd x $o33\r\nmg x v\r\nms x 1 $o33\r\n7\r\nmg x v\r\n"]],
+    # an empty value is not a number before its cas is compared
+    ['incr of an empty value with a cas', '', ["ms e 0\r\n\r\nma e C999 v\r\nma e v\r\n",
+        { bin => bin_req('incr', key => 'e', ext => incr_ext(1, 0, 0), cas => 999) }]],
 );
 
 # mask values that legitimately differ
