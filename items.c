@@ -164,7 +164,7 @@ void items_flush(int64_t delay)
  * size for the item (its header, the cas unless -C, the key and its NUL,
  * the flags when not 0, the value), where that holds our item too; our
  * header is 8 bytes larger and keeps cas and flags, so under -C our size
- * decides (doc/protocol.md "Slab classes").  0: an item that can never
+ * decides (doc/protocol.md "Storage").  0: an item that can never
  * be stored (too large, or a key too long). */
 static unsigned int item_class(size_t nkey, client_flags_t flags, int nbytes)
 {
@@ -994,12 +994,16 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
     if (it == NULL) {
         return DELTA_ITEM_NOT_FOUND;
     }
+    /* memcached's order: an empty value, then the cas, then the number */
+    if (it->nbytes <= 2) {
+        item_remove(it);
+        return DELTA_NON_NUMERIC;
+    }
     if (cas_in != 0 && ITEM_get_cas(it) != cas_in) {
         item_remove(it);
         return DELTA_ITEM_CAS_MISMATCH;
     }
-    if (it->nbytes <= 2 || !parse_counter(ITEM_data(it), it->nbytes - 2,
-                                          &value)) {
+    if (!parse_counter(ITEM_data(it), it->nbytes - 2, &value)) {
         item_remove(it);
         return DELTA_NON_NUMERIC;
     }

@@ -262,14 +262,15 @@ static uint64_t store_cas(const conn *c)
 }
 
 /* No item for the value: say why and skip the value.  A failed set must
- * not leave the previous value readable (memcached drops it too). */
+ * not leave the previous value readable: memcached drops it for SET and
+ * SETQ, with or without a cas, and for nothing else. */
 static void refuse_value(conn *c, const char *key, uint16_t nkey,
-                         uint32_t vlen, bool is_set)
+                         client_flags_t flags, uint32_t vlen, bool is_set)
 {
     struct thread_stats *s = tstats(c);
     unsigned int clsid;
 
-    if (vlen > INT_MAX - 2 || !item_size_ok(nkey, 0, (int)vlen + 2)) {
+    if (vlen > INT_MAX - 2 || !item_size_ok(nkey, flags, (int)vlen + 2)) {
         STAT_INCR(s->store_too_large);
         /* past INT_MAX memcached cannot count the value: it skips
          * nothing, and so neither do we */
@@ -285,7 +286,7 @@ static void refuse_value(conn *c, const char *key, uint16_t nkey,
 
 static void start_value(conn *c, const char *key, uint16_t nkey,
                         client_flags_t flags, rel_time_t exptime,
-                        uint32_t vlen, enum store_cmd cmd)
+                        uint32_t vlen, enum store_cmd cmd, bool is_set)
 {
     item *it = NULL;
 
@@ -299,7 +300,7 @@ static void start_value(conn *c, const char *key, uint16_t nkey,
     if (it == NULL) {
         LOGGER_STORE(key, nkey, vlen <= INT_MAX - 2 && item_size_ok(nkey, flags,
                      (int)vlen + 2) ? NO_MEMORY : TOO_LARGE, cmd, false, 0, 0, 0);
-        refuse_value(c, key, nkey, vlen, cmd == NREAD_SET);
+        refuse_value(c, key, nkey, flags, vlen, is_set);
         return;
     }
     c->cas = store_cas(c);
@@ -318,7 +319,8 @@ static void process_update(conn *c, const char *extras, uint8_t base)
         cmd = NREAD_CAS;
     }
     start_value(c, request_key(c, extras), c->bin.keylen, get32(ext),
-                bin_exptime(extras + 4), value_len(c), cmd);
+                bin_exptime(extras + 4), value_len(c), cmd,
+                base == BIN_CMD_SET);
 }
 
 static void process_append_prepend(conn *c, const char *extras,
@@ -326,7 +328,8 @@ static void process_append_prepend(conn *c, const char *extras,
 {
     start_value(c, request_key(c, extras), c->bin.keylen, 0, 0,
                 value_len(c),
-                base == BIN_CMD_APPEND ? NREAD_APPEND : NREAD_PREPEND);
+                base == BIN_CMD_APPEND ? NREAD_APPEND : NREAD_PREPEND,
+                false);
 }
 
 static void complete_update(conn *c, item *it)

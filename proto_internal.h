@@ -136,11 +136,12 @@ static inline void count_get_miss(conn *c, bool touched)
 
 bool set_noreply_maybe(conn *c, token_t *tokens, size_t ntokens);
 bool parse_client_flags(const char *str, client_flags_t *out);
+bool parse_wrapped_int32(const char *str, int32_t *out);
 void count_arith(conn *c, bool incr, const item *hit);
 void count_cas(conn *c, const item *it, enum store_item_type ret);
 void reject_value(conn *c, const char *key, size_t nkey,
                   client_flags_t flags, int vlen,
-                  enum store_cmd comm, bool always_report);
+                  bool drop_old, bool always_report);
 
 /* ---- proto_meta.c ---- */
 

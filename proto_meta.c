@@ -56,14 +56,28 @@ static void line_opaque(line_t *l, const token_t *tok)
     line_add(l, tok->value, tok->length);
 }
 
-/* remaining TTL as meta reports it: -1 for items that never expire */
+/* memcached's server clock starts ITEM_UPDATE_INTERVAL (60 s) further
+ * from its process_started than ours (clock.c): its current_time reads
+ * 60 more.  Only the time that stands for "already expired" (1) is not
+ * measured from process_started, so only it shows the gap. */
+#define MEMCACHED_CLOCK_LEAD 60
+
+/* remaining TTL as memcached reports it: -1 for items that never expire,
+ * else an unsigned 32-bit difference, so that an item made already
+ * expired (N or T with a negative TTL) reports a number near 2^32, the
+ * one memcached's clock gives */
 static void line_ttl(line_t *l, const item *it)
 {
-    if (it->exptime == 0) {
+    rel_time_t exptime = it->exptime;
+
+    if (exptime == 0) {
         line_add(l, "-1", 2);
-    } else {
-        line_i64(l, (int64_t)it->exptime - (int64_t)current_time);
+        return;
     }
+    if (exptime == 1) {
+        exptime -= MEMCACHED_CLOCK_LEAD;    /* wraps, as memcached's does */
+    }
+    line_u64(l, (uint32_t)(exptime - current_time));
 }
 
 /* ---- meta commands: shared flag parsing ---- */
@@ -78,6 +92,7 @@ struct meta_flags {
     bool no_reply;       /* q */
     bool value;          /* v */
     bool set_stale;      /* I */
+    bool late_bump;      /* N, T, R, h or l: mg bumps after its reply */
     char mode;           /* M */
     rel_time_t exptime;
     rel_time_t autoviv_exptime;
@@ -93,7 +108,7 @@ static bool meta_time_token(const token_t *tok, rel_time_t *out)
 {
     int32_t v;
 
-    if (!safe_strtol(tok->value + 1, &v)) {
+    if (!parse_wrapped_int32(tok->value + 1, &v)) {
         return false;
     }
     *out = exptime_from_client(v);
@@ -146,12 +161,14 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
         }
         case 'N':
             of->vivify = true;
+            of->late_bump = true;
             if (!meta_time_token(tok, &of->autoviv_exptime)) {
                 *errstr = bad_token;
                 failed = true;
             }
             break;
         case 'T':
+            of->late_bump = true;
             if (!meta_time_token(tok, &of->exptime)) {
                 *errstr = bad_token;
                 failed = true;
@@ -160,6 +177,7 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             }
             break;
         case 'R':
+            of->late_bump = true;
             if (!meta_time_token(tok, &of->recache_time)) {
                 *errstr = bad_token;
                 failed = true;
@@ -169,6 +187,8 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
             break;
         case 'l':
         case 'h':
+            of->late_bump = true;
+            break;
         case 'O':
         case 'P':
         case 'L':
@@ -231,33 +251,45 @@ static bool meta_parse_flags(token_t *tokens, size_t start,
     return !failed;
 }
 
-/* Opaque tokens are checked after the flags parsed cleanly. */
+static const char *opaque_error = "CLIENT_ERROR opaque token too long";
+
+static bool opaque_too_long(const token_t *tok)
+{
+    return tok->value[0] == 'O' && tok->length > META_MAX_OPAQUE_LENGTH;
+}
+
+/* ms and md check their opaque tokens before they act; mg and ma meet
+ * them in their reply line, after acting (see mget_hit_line). */
 static bool meta_opaques_fit(const token_t *tokens, size_t start)
 {
     size_t i;
 
     for (i = start; tokens[i].length != 0; i++) {
-        if (tokens[i].value[0] == 'O'
-            && tokens[i].length > META_MAX_OPAQUE_LENGTH) {
+        if (opaque_too_long(&tokens[i])) {
             return false;
         }
     }
     return true;
 }
 
-/* The flags every meta reply echoes even without an item: O and k. */
-static void line_echo_flags(line_t *l, const token_t *tokens,
+/* The flags every meta reply echoes even without an item: O and k.
+ * False, the line unfinished, at an opaque token that is too long. */
+static bool line_echo_flags(line_t *l, const token_t *tokens,
                             const char *key, size_t nkey, bool binary)
 {
     size_t i;
 
     for (i = KEY_TOKEN + 1; tokens[i].length != 0; i++) {
+        if (opaque_too_long(&tokens[i])) {
+            return false;
+        }
         if (tokens[i].value[0] == 'O') {
             line_opaque(l, &tokens[i]);
         } else if (tokens[i].value[0] == 'k') {
             line_meta_key(l, key, nkey, binary);
         }
     }
+    return true;
 }
 
 /* Common entry checks of mg, md, ma: key length and flag count. */
@@ -274,10 +306,10 @@ static bool meta_check_line(conn *c, const token_t *tokens, size_t ntokens)
     return true;
 }
 
-/* The checks mg, md and ma open with: the line, the flags (a bad one is
- * answered with flag_error, or with the parser's own message when
- * flag_error is NULL, as memcached's mg does) and the opaques.  False
- * when the request has been answered. */
+/* The checks mg, md and ma open with: the line and the flags (a bad one
+ * is answered with flag_error, or with the parser's own message when
+ * flag_error is NULL, as memcached's mg does).  False when the request
+ * has been answered. */
 static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
                               struct meta_flags *of, const char *flag_error)
 {
@@ -290,21 +322,18 @@ static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
         out_errstring(c, flag_error != NULL ? flag_error : errstr);
         return false;
     }
-    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
-        out_errstring(c, "CLIENT_ERROR opaque token too long");
-        return false;
-    }
     return true;
 }
 
 /* ---- mg ---- */
 
 /* Create the empty placeholder item that N asks for on a miss.  Returns a
- * referenced item, or NULL when it could not be created. */
-static item *meta_vivify(conn *c, const char *key, size_t nkey,
-                         rel_time_t exptime)
+ * referenced item, or NULL when it could not be created.  It never
+ * expires until the N flag's turn in the reply line gives it N's TTL: a
+ * t flag before N reports -1, as memcached's does. */
+static item *meta_vivify(conn *c, const char *key, size_t nkey)
 {
-    item *it = item_alloc(key, nkey, 0, exptime, 2, c->thread);
+    item *it = item_alloc(key, nkey, 0, 0, 2, c->thread);
 
     if (it == NULL) {
         return NULL;
@@ -319,8 +348,10 @@ static item *meta_vivify(conn *c, const char *key, size_t nkey,
 
 /* Build the hit reply of mg, handing out the recache token (W) when the
  * client wins it.  Reads and changes the item's metadata: call with the
- * item lock of hv held. */
-static void mget_hit_line(line_t *l, const token_t *tokens,
+ * item lock of hv held.  The flags act in their order: at an opaque token
+ * that is too long it stops and returns false, leaving what the flags
+ * before it did (a T's TTL, an N's), as memcached does. */
+static bool mget_hit_line(line_t *l, const token_t *tokens,
                           const struct meta_flags *of, item *it,
                           uint64_t hv, bool created, bool *ttl_set)
 {
@@ -378,6 +409,9 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
             line_add(l, (it->it_flags & ITEM_FETCHED) ? "1" : "0", 1);
             break;
         case 'O':
+            if (opaque_too_long(&tokens[i])) {
+                return false;
+            }
             line_opaque(l, &tokens[i]);
             break;
         case 'k':
@@ -404,6 +438,7 @@ static void mget_hit_line(line_t *l, const token_t *tokens,
         line_flag(l, 'W');
         do_item_set_flags(it, hv, ITEM_TOKEN_SENT, 0);
     }
+    return true;
 }
 
 static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
@@ -432,7 +467,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     if (it == NULL && found == LOOKUP_MISS && of.vivify) {
         /* store_item takes the item lock itself */
         item_unlock(hv);
-        it = meta_vivify(c, key, nkey, of.autoviv_exptime);
+        it = meta_vivify(c, key, nkey);
         created = it != NULL;
         if (it == NULL) {
             /* lost a race with another creator: use theirs */
@@ -451,16 +486,26 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     if (it == NULL) {
         item_unlock(hv);
         count_get_miss(c, false);
-        if (of.no_reply) {
-            return;
-        }
         line_add(&l, "EN", 2);
-        line_echo_flags(&l, tokens, key, nkey, of.key_binary);
-        line_send(c, &l);
+        if (!line_echo_flags(&l, tokens, key, nkey, of.key_binary)) {
+            out_errstring(c, opaque_error);   /* even under q */
+        } else if (!of.no_reply) {
+            line_send(c, &l);
+        }
         return;
     }
 
-    mget_hit_line(&l, tokens, &of, it, hv, created, &ttl_set);
+    if (!mget_hit_line(&l, tokens, &of, it, hv, created, &ttl_set)) {
+        /* memcached bumps at the lookup unless a flag needs the state
+         * before it (late_bump), and then not at all on this error */
+        if (!of.no_update && !of.late_bump) {
+            item_bump(c->thread, it, hv);
+        }
+        item_unlock(hv);
+        item_remove(it);
+        out_errstring(c, opaque_error);
+        return;
+    }
     /* bump only now, so h and l reported the state before this hit */
     if (!of.no_update) {
         item_bump(c->thread, it, hv);
@@ -550,7 +595,7 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
         out_errstring(c, "CLIENT_ERROR options flags are too long");
         return;
     }
-    if (!safe_strtol(tokens[KEY_TOKEN + 1].value, &vlen)
+    if (!parse_wrapped_int32(tokens[KEY_TOKEN + 1].value, &vlen)
         || vlen < 0 || vlen > INT_MAX - 2) {
         out_errstring(c, "CLIENT_ERROR bad command line format");
         return;
@@ -561,17 +606,20 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     if (!meta_parse_flags(tokens, KEY_TOKEN + 2, &of, &errstr)) {
         goto reject;
     }
-    if (!meta_opaques_fit(tokens, KEY_TOKEN + 2)) {
-        errstr = "CLIENT_ERROR opaque token too long";
-        goto reject;
-    }
     if (!mset_mode_to_cmd(of.mode, &comm)) {
         errstr = "CLIENT_ERROR invalid mode for ms M token";
         goto reject;
     }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 2)) {
+        errstr = opaque_error;
+        goto reject;
+    }
     key = tokens[KEY_TOKEN].value;   /* may have been base64-decoded */
     nkey = tokens[KEY_TOKEN].length;
-    if (of.has_cas && comm == NREAD_SET) {
+    /* a cas, even C0, makes set and replace a cas store (a missing key
+     * is NF, C0 never matches); append and prepend check a non-zero cas
+     * themselves and add ignores it, as in memcached */
+    if (of.has_cas && (comm == NREAD_SET || comm == NREAD_REPLACE)) {
         comm = NREAD_CAS;
     }
 
@@ -580,7 +628,8 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     if (it == NULL) {
         LOGGER_STORE(key, nkey, item_size_ok(nkey, of.client_flags, vlen)
                      ? NO_MEMORY : TOO_LARGE, comm, false, 0, 0, 0);
-        reject_value(c, key, nkey, of.client_flags, vlen, comm, true);
+        /* memcached drops the old value whatever the mode or cas */
+        reject_value(c, key, nkey, of.client_flags, vlen, true, true);
         return;
     }
     if (of.key_binary) {
@@ -611,7 +660,7 @@ void complete_mset(conn *c, item *it)
 
     ret = store_item(it, c->cmd, c->thread, c->cas, &new_cas,
                      (pending & MSET_STALE) != 0);
-    if (c->cas != 0) {
+    if (c->cmd == NREAD_CAS) {
         count_cas(c, it, ret);
     }
     l.len = 0;
@@ -672,6 +721,10 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
                            "CLIENT_ERROR invalid or duplicate flag")) {
         return;
     }
+    if (!meta_opaques_fit(tokens, KEY_TOKEN + 1)) {
+        out_errstring(c, opaque_error);
+        return;
+    }
     key = tokens[KEY_TOKEN].value;
     nkey = tokens[KEY_TOKEN].length;
     l.len = 0;
@@ -718,6 +771,52 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
 }
 
 /* ---- ma ---- */
+
+/* The flags of ma's reply line for the item it changed or made, in their
+ * order; T and N act here.  False at an opaque token that is too long,
+ * leaving what the flags before it did, as memcached does. */
+static bool marith_item_flags(line_t *l, const token_t *tokens,
+                              const struct meta_flags *of, item *it,
+                              bool created)
+{
+    uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+    bool fits = true;
+
+    item_lock(hv);
+    for (size_t i = KEY_TOKEN + 1; fits && tokens[i].length != 0; i++) {
+        switch (tokens[i].value[0]) {
+        case 'c':
+            line_flag(l, 'c');
+            line_u64(l, ITEM_get_cas(it));
+            break;
+        case 't':
+            line_flag(l, 't');
+            line_ttl(l, it);
+            break;
+        case 'T':
+            do_item_set_exptime(it, hv, of->exptime);
+            break;
+        case 'N':
+            if (created) {
+                do_item_set_exptime(it, hv, of->autoviv_exptime);
+            }
+            break;
+        case 'O':
+            fits = !opaque_too_long(&tokens[i]);
+            if (fits) {
+                line_opaque(l, &tokens[i]);
+            }
+            break;
+        case 'k':
+            line_meta_key(l, ITEM_key(it), it->nkey, of->key_binary);
+            break;
+        default:
+            break;
+        }
+    }
+    item_unlock(hv);
+    return fits;
+}
 
 static void process_marithmetic_command(conn *c, token_t *tokens,
                                         size_t ntokens)
@@ -800,7 +899,10 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
     }
 
     if (it == NULL) {
-        line_echo_flags(&l, tokens, key, nkey, of.key_binary);
+        if (!line_echo_flags(&l, tokens, key, nkey, of.key_binary)) {
+            out_errstring(c, opaque_error);
+            return;
+        }
         line_send(c, &l);
         return;
     }
@@ -811,38 +913,12 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
     } else {
         line_add(&l, "HD", 2);
     }
-    uint64_t hv = hash_key(key, nkey);
-    item_lock(hv);
-    for (size_t i = KEY_TOKEN + 1; tokens[i].length != 0; i++) {
-        switch (tokens[i].value[0]) {
-        case 'c':
-            line_flag(&l, 'c');
-            line_u64(&l, ITEM_get_cas(it));
-            break;
-        case 't':
-            line_flag(&l, 't');
-            line_ttl(&l, it);
-            break;
-        case 'T':
-            do_item_set_exptime(it, hv, of.exptime);
-            break;
-        case 'N':
-            if (created) {
-                do_item_set_exptime(it, hv, of.autoviv_exptime);
-            }
-            break;
-        case 'O':
-            line_opaque(&l, &tokens[i]);
-            break;
-        case 'k':
-            line_meta_key(&l, key, nkey, of.key_binary);
-            break;
-        default:
-            break;
-        }
-    }
-    item_unlock(hv);
+    bool fits = marith_item_flags(&l, tokens, &of, it, created);
     item_remove(it);
+    if (!fits) {
+        out_errstring(c, opaque_error);   /* the arithmetic stays done */
+        return;
+    }
     if (quiet) {
         return;
     }
@@ -860,7 +936,6 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
 {
     char *key = tokens[KEY_TOKEN].value;
     size_t nkey = tokens[KEY_TOKEN].length;
-    bool binary = false;
     item *it;
     enum item_lookup found;
     line_t l;
@@ -876,7 +951,6 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
             out_errstring(c, "CLIENT_ERROR bad command line format");
             return;
         }
-        binary = true;
     }
     /* memcached 1.6.18 counts cmd_meta for me only */
     STAT_INCR(tstats(c)->meta_cmds);
@@ -891,7 +965,8 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     }
     l.len = 0;
     line_add(&l, "ME ", 3);
-    if (binary || (it->it_flags & ITEM_KEY_BINARY)) {
+    /* encoded when stored binary (ms b), whatever this request's b says */
+    if (it->it_flags & ITEM_KEY_BINARY) {
         char enc[BASE64_ENCODED_LEN(KEY_MAX_LENGTH)];
         line_add(&l, enc, base64_encode((const unsigned char *)ITEM_key(it),
                                         it->nkey, enc, sizeof(enc)));
@@ -902,7 +977,11 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     if (it->exptime == 0) {
         line_add(&l, "-1", 2);
     } else {
-        line_i64(&l, (int32_t)(it->exptime - current_time));
+        /* memcached prints the time since the expiry, negative while the
+         * item lives, as a signed 32-bit number */
+        uint32_t since = current_time - it->exptime;
+        line_i64(&l, since <= INT32_MAX ? (int64_t)since
+                                        : (int64_t)since - 4294967296);
     }
     line_str(&l, " la=");
     line_u64(&l, (uint64_t)(current_time - it->time));

@@ -163,7 +163,7 @@ static void process_get_command(conn *c, token_t *tokens, bool return_cas,
 
     if (touch) {
         int32_t exptime_int;
-        if (!safe_strtol(tokens[1].value, &exptime_int)) {
+        if (!parse_wrapped_int32(tokens[1].value, &exptime_int)) {
             out_string(c, "CLIENT_ERROR invalid exptime argument");
             return;
         }
@@ -218,8 +218,8 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
         return;
     }
     if (!parse_client_flags(tokens[2].value, &flags)
-        || !safe_strtol(tokens[3].value, &exptime_int)
-        || !safe_strtol(tokens[4].value, &vlen)) {
+        || !parse_wrapped_int32(tokens[3].value, &exptime_int)
+        || !parse_wrapped_int32(tokens[4].value, &vlen)) {
         out_string(c, "CLIENT_ERROR bad command line format");
         return;
     }
@@ -241,7 +241,7 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
     if (it == NULL) {
         LOGGER_STORE(key, nkey, item_size_ok(nkey, flags, vlen) ? NO_MEMORY
                      : TOO_LARGE, comm, false, 0, 0, 0);
-        reject_value(c, key, nkey, flags, vlen, comm, false);
+        reject_value(c, key, nkey, flags, vlen, comm == NREAD_SET, false);
         return;
     }
     c->cas = req_cas;
@@ -377,7 +377,7 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
         out_string(c, "CLIENT_ERROR bad command line format");
         return;
     }
-    if (!safe_strtol(tokens[2].value, &exptime_int)) {
+    if (!parse_wrapped_int32(tokens[2].value, &exptime_int)) {
         out_string(c, "CLIENT_ERROR invalid exptime argument");
         return;
     }

@@ -1,9 +1,9 @@
 /*
  * proto_util.c: helpers the ASCII protocol files share (proto_text.c,
  * proto_meta.c, proto_admin.c): the classic "noreply" switch, client
- * flags parsing, the per-worker counting of incr/decr and cas outcomes,
- * and the refusal of a value that could not be given an item (set and
- * ms).
+ * flags and 32-bit number parsing, the per-worker counting of incr/decr
+ * and cas outcomes, and the refusal of a value that could not be given an
+ * item (set and ms).
  *
  * Locks: none of our own.  reject_value() may delete the stale value of a
  * failed set through item_delete(), which takes the item lock itself
@@ -35,6 +35,25 @@ bool parse_client_flags(const char *str, client_flags_t *out)
         return false;
     }
     *out = (client_flags_t)v;
+    return true;
+}
+
+/* A signed 32-bit number (exptimes, lengths, TTL tokens) as memcached
+ * reads one: strtol into a 64-bit long, then only its low 32 bits, so
+ * "2147483648" is -2147483648 and "4294967297" is 1.  Past 64 bits it is
+ * refused. */
+bool parse_wrapped_int32(const char *str, int32_t *out)
+{
+    int64_t v;
+    uint32_t low;
+
+    *out = 0;
+    if (!safe_strtoll(str, &v)) {
+        return false;
+    }
+    low = (uint32_t)(uint64_t)v;
+    *out = low <= INT32_MAX ? (int32_t)low
+                            : -(int32_t)(UINT32_MAX - low) - 1;
     return true;
 }
 
@@ -81,10 +100,11 @@ static void drop_stale_value(conn *c, const char *key, size_t nkey)
 
 
 /* The value could not be given an item: say why, drop the value from the
- * stream and, for set, make sure the old value does not linger. */
+ * stream and, when drop_old (set, and ms in every mode, as memcached),
+ * make sure the old value does not linger. */
 void reject_value(conn *c, const char *key, size_t nkey,
                   client_flags_t flags, int vlen,
-                  enum store_cmd comm, bool always_report)
+                  bool drop_old, bool always_report)
 {
     struct thread_stats *s = tstats(c);
     const char *msg;
@@ -102,7 +122,7 @@ void reject_value(conn *c, const char *key, size_t nkey,
         out_string(c, msg);
     }
     conn_start_swallow(c, vlen);
-    if (comm == NREAD_SET) {
+    if (drop_old) {
         drop_stale_value(c, key, nkey);
     }
 }

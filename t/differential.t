@@ -3,10 +3,12 @@
 # and to Debian's stock memcached 1.6.18 (both freshly started with the
 # same flags) and compares the replies byte for byte, after masking what
 # legitimately differs: cas values are replaced by their order of first
-# appearance (so the *pattern* is compared), TTLs are rounded to 10 s,
-# times, slab classes and item sizes in `me`/metadump output are masked.
+# appearance (so the *pattern* is compared), TTLs are rounded to 10 s (a
+# TTL already passed, near 2^32, is "PAST"), `me`'s exp keeps its sign,
+# other times, slab classes and item sizes in `me`/metadump are masked.
 # Each script is a list of steps; a step may hold many pipelined commands
-# and is terminated by an `mn` so that noreply/quiet commands are covered.
+# and is terminated by an `mn` so that noreply/quiet commands are covered;
+# a binary step goes over a second connection and ends with a noop.
 # When MEMCACHED_BIN is the stock binary the test is a self-comparison.
 use strict;
 use warnings;
@@ -14,14 +16,22 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
+use BinaryFrames;
 
 my $big = 'B' x (1024 * 1024 + 100);
 my $mid = join '', map { chr(33 + $_ % 90) } 1 .. 300_000;
 my $k251 = 'k' x 251;
+my $o33 = 'O' . ('x' x 33);
+# the largest values -I 1m takes for key "a": memcached's item header
+# holds non-zero client flags in 4 more bytes
+my $fits = 'v' x 1048516;
+my $fits_flagged = 'v' x 1048512;
 
 # [ name, flags, [ steps... ] ]: a step is a string (sent, then read up to
-# the mn reply), { raw => bytes } (sent alone, replies drained), or undef
-# (record whether the server has closed the connection)
+# the mn reply), { raw => bytes } (sent alone, replies drained),
+# { bin => frames } (sent on the script's binary connection, then read up
+# to the reply of a noop), or undef (record whether the server has closed
+# the connection)
 my @scripts = (
     ['basic set/get', '', ["set a 0 0 1\r\n1\r\n", "get a\r\n", "get a b a\r\n", "gets a\r\n"]],
     ['flags and empty', '', ["set a 4294967295 0 0\r\n\r\nget a\r\n", "set b 1 0 3\r\nxyz\r\ngets a b\r\n"]],
@@ -98,6 +108,50 @@ my @scripts = (
         "version\nlru_crawler metadump 99\r\n", "version\r\n  lru_crawler metadump 99\r\n"]],
     ['metadump pipelined, crawler off', '-o no_lru_crawler', ["version\r\nlru_crawler metadump all\r\n"]],
     ['metadump pipelined, -X', '-X', ["version\r\nlru_crawler metadump all\r\n"]],
+    # what scripts/difffuzz found (doc/protocol.md "Differential fuzzing")
+    # memcached reads exptimes and lengths with strtol and keeps 32 bits
+    ['32-bit numbers wrap', '', ["set k 0 0 1\r\nx\r\ntouch k 2147483648\r\nget k\r\n",
+        "set j 0 4294967396 1\r\nx\r\nmg j t\r\nset j 0 0 4294967297\r\nx\r\nget j\r\n",
+        "set l 0 0 2147483648\r\nx\r\nset l 0 2147483648 1\r\nx\r\nget l\r\n",
+        "set l 0 0 1\r\nx\r\ngat 4294967396 l\r\nmg l t\r\ngat 2147483648 l\r\nget l\r\n",
+        "ms m 4294967297 T4294967396\r\ny\r\nmg m t v\r\nmg m T2147483648\r\nmg m v\r\n",
+        "ms m 2147483649\r\nz\r\nmg n N4294967396 t\r\nset o 0 99999999999999999999 1\r\nx\r\n"]],
+    # a store refused as too large unlinks the old value for set, and for
+    # ms in every mode and with a cas
+    ['too large drops the old value', '', [map({ "set a 0 0 3\r\nold\r\n$_\r\n$big\r\nmg a v\r\n" }
+        'set a 0 0 ' . length($big), 'add a 0 0 ' . length($big), 'replace a 0 0 ' . length($big),
+        'append a 0 0 ' . length($big), 'prepend a 0 0 ' . length($big), 'cas a 0 0 ' . length($big) . ' 1',
+        map({ 'ms a ' . length($big) . " $_" } 'MS', 'ME', 'MA', 'MP', 'MR', 'C1', 'C999999', 'I', 'q', 'MA C999'))]],
+    ['binary too large drops the old value', '', [map({ ("set a 0 0 3\r\nold\r\n", { bin => $_ }, "get a\r\n") }
+        bin_req('set', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('setq', key => 'a', ext => store_ext(0, 0), value => $big, cas => 999),
+        bin_req('set', key => 'a', ext => store_ext(0, 0), value => $big),
+        bin_req('add', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('replace', key => 'a', ext => store_ext(0, 0), value => $big, cas => 1),
+        bin_req('append', key => 'a', value => $big, cas => 1))]],
+    ['value size limit and client flags', '', ["set a 0 0 " . length($fits) . "\r\n$fits\r\n",
+        "set a 1 0 " . length($fits) . "\r\n$fits\r\n", "set a 1 0 " . length($fits_flagged) . "\r\n$fits_flagged\r\n",
+        "ms a " . length($fits) . " F7\r\n$fits\r\nmg a s f\r\n",
+        { bin => bin_req('set', key => 'a', ext => store_ext(9, 0), value => $fits) }, "mg a s f\r\n"]],
+    # a cas (even C0) makes ms's set and replace modes a cas store
+    ['ms cas with modes', '', ["ms k 1 MR C0\r\n1\r\nms k 1 C0\r\n1\r\nms k 1 MR C5\r\n1\r\nmg k v\r\n",
+        "set k 0 0 1\r\n1\r\nms k 1 MR C0 I\r\n2\r\nms k 1 MR C0\r\n3\r\nmg k v\r\n",
+        "ms k 1 MA C0\r\n4\r\nms k 1 ME C0\r\n5\r\nmg k v\r\n"]],
+    # memcached prints a remaining TTL as an unsigned 32-bit number, and
+    # N gives a vivified item its TTL in the flags' order
+    ['meta TTLs already passed', '', ["mg v N-1 s t v c\r\nma x N-1 t v\r\nset y 0 0 1\r\n1\r\nmg y T-1 t\r\n",
+        "mg z N100 T-1 t v\r\nmg a t N30\r\nmg a t\r\nmg b N30 t\r\nmg c v s t c N30 f\r\n"]],
+    ['me output', '', ["set a 0 100 1\r\n1\r\nme a\r\nset b 0 0 1\r\n1\r\nme b\r\n",
+        "set c 0 0 1\r\n1\r\nme Yw== b\r\nms AGJpbg== 1 b\r\n2\r\nme AGJpbg== b\r\n"]],
+    # mg and ma act before they meet an overlong opaque, ms checks its
+    # mode first, md checks before it acts
+    ['meta opaque too long', '', ["set x 0 0 1\r\n1\r\nmg x $o33 v\r\nmg x h\r\nmg zz N30 $o33 q\r\nmg zz v t\r\n",
+        "mg w $o33 N100\r\nmg w t\r\nset a 0 0 1\r\n1\r\nmg a T100 $o33\r\nmg a t\r\nmg a $o33 T200\r\nmg a t\r\n",
+        "ma n N0 J5 $o33 v\r\nmg n v\r\nma x $o33 q\r\nmg x v\r\nma b N0 T50 $o33\r\nmg b t v\r\n",
+        "ma nx $o33\r\nma n Md $o33\r\nms n 1 Mz $o33\r\n1\r\nmd x $o33\r\nmg x v\r\nms x 1 $o33\r\n7\r\nmg x v\r\n"]],
+    # an empty value is not a number before its cas is compared
+    ['incr of an empty value with a cas', '', ["ms e 0\r\n\r\nma e C999 v\r\nma e v\r\n",
+        { bin => bin_req('incr', key => 'e', ext => incr_ext(1, 0, 0), cas => 999) }]],
 );
 
 # mask values that legitimately differ
@@ -114,12 +168,13 @@ sub mask {
         }
         elsif ($line =~ /^(?:VA \d+|HD|EN|NS|EX|NF)(?: |\r\n)/) {
             $line =~ s/(?<= )c(\d+)(?=[ \r])/'c' . $cas_id->($1)/ge;
-            $line =~ s/(?<= )t(\d+)(?=[ \r])/'t' . (int(($1 + 5) \/ 10) * 10)/ge;
+            $line =~ s/(?<= )t(\d+)(?=[ \r])/'t' . ($1 >= 2**31 ? 'PAST' : int(($1 + 5) \/ 10) * 10)/ge;
             $line =~ s/(?<= )l(\d+)(?=[ \r])/l*/g;
         }
         elsif ($line =~ /^ME /) {
             $line =~ s/ cas=(\d+)/' cas=' . $cas_id->($1)/e;
-            $line =~ s/ (la|exp|cls|size)=-?\d+/ $1=*/g;
+            $line =~ s/ exp=(-?)(\d+)/" exp=$1" . ("$1$2" eq '-1' ? 1 : int(($2 + 5) \/ 10) * 10)/e;
+            $line =~ s/ (la|cls|size)=-?\d+/ $1=*/g;
         }
         elsif ($line =~ /^key=/) {
             $line =~ s/ (la|exp|cls|size)=-?\d+/ $1=*/g;
@@ -130,11 +185,25 @@ sub mask {
     return join '', @out;
 }
 
+# the replies of a binary step, one line each, cas values numbered
+sub bin_step {
+    my ($server, $bsock, $frames, $cas) = @_;
+    $$bsock //= $server->sock;
+    my $replies = bin_sync($$bsock, $frames, 3);
+    return '<CLOSED OR TIMEOUT>' unless $replies;
+    return join '', map { bin_desc($_, $cas) . "\n" } @$replies;
+}
+
 sub run_script {
     my ($server, $steps) = @_;
     my $sock = $server->sock;
+    my ($bsock, %bin_cas);
     my @replies;
     for my $step (@$steps) {
+        if (ref $step && exists $step->{bin}) {
+            push @replies, bin_step($server, \$bsock, $step->{bin}, \%bin_cas);
+            next;
+        }
         if (ref $step) {
             # raw bytes, no mn after them: collect whatever comes back
             mc_send($sock, $step->{raw});
@@ -149,6 +218,7 @@ sub run_script {
         last if $replies[-1] =~ /<EOF>\z/;
     }
     close $sock;
+    close $bsock if $bsock;
     return join "--step--\n", @replies;
 }
 
