@@ -126,6 +126,9 @@ SKIP: {
         my $srv = $who eq 'ours' ? new_memcached('-U 0')
                                  : stock_memcached('-U 0');
         my @extra = map { $srv->sock } 1 .. 3;
+        # a worker counts a connection when it takes it up: each one has
+        # answered before the counts are read
+        send_recv($_, "version\r\n") for @extra;
         $conns{$who} = join ' ', map { mem_stats($extra[0])->{$_} }
             qw(curr_connections total_connections);
         $srv->stop;
