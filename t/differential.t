@@ -87,8 +87,7 @@ my @scripts = (
     ['version', '', ["version\r\n"]],
     ['quit', '', ["set a 0 0 1\r\n1\r\n", "quit\r\n", undef]],
     ['misc', '', ["verbosity 0\r\nverbosity\r\nverbosity a\r\nmisbehave\r\n"]],
-    # `watch` (live logging) is not built: without -W tiercached refuses it
-    # like memcached with -W does (doc/protocol.md), so only -W is compared
+    # with -W both refuse `watch`; t/watch.t compares the streams
     ['watch -W', '-W', [{ raw => "watch\r\n" }]],
     ['metadump', '', ["set md 0 0 1\r\n1\r\n", "lru_crawler metadump 99\r\n"]],
     # memcached refuses a metadump read behind commands whose replies are

@@ -5,7 +5,7 @@
 # and to Debian's memcached 1.6.18 side by side for DIFFFUZZ_SECONDS (8 by
 # default), and any difference in replies or connection state that happens
 # again on fresh servers fails the test, with the minimised stream and
-# both servers' replies in the diagnostics.  The seed is random unless
+# both servers' replies in the diagnostics.  The seed is 1 unless
 # DIFFFUZZ_SEED is set, and is printed: `scripts/difffuzz --seed S
 # --protocol P --round R` replays a round.  Differences that did not
 # happen again are reported, not failed (timing in memcached: its
@@ -25,7 +25,9 @@ my ($py) = grep { -x "$_/python3" } split /:/, $ENV{PATH} // '';
 plan skip_all => 'python3 is not installed' unless $py;
 
 my $fuzzer = repo_root() . '/scripts/difffuzz';
-my $seed = $ENV{DIFFFUZZ_SEED} // int rand 1_000_000_000;
+# a fixed seed by default, so that a suite run is repeatable; set
+# DIFFFUZZ_SEED for others (scripts/difffuzz runs long ones)
+my $seed = $ENV{DIFFFUZZ_SEED} // 1;
 my $seconds = $ENV{DIFFFUZZ_SECONDS} // 8;
 # a sanitizer build answers slower: give a batch's replies longer
 my $batch_timeout = 3 * slowdown();
