@@ -23,6 +23,8 @@
 #     each round no live item evicted at all (the flushed ones go first);
 #     with an N-zone, no more lost than memcached loses (one or none) and
 #     no live item evicted after the flushes are a known gap (TODO).
+# The normal build's suite runs it; a sanitizer build skips it (its code
+# paths run there in t/eviction.t and the t/tier_*.t files).
 use strict;
 use warnings;
 use FindBin;
@@ -34,6 +36,9 @@ use JSON::PP;
 plan skip_all => 'the stock memcached is the server under test'
     if server_is_stock();
 plan skip_all => stock_bin() . ' not installed' unless -x stock_bin();
+plan skip_all => 'hit ratios are measured on the normal build: '
+    . server_sanitizer() . ' slows the LRU maintainer they depend on'
+    if server_sanitizer();
 
 my $root = repo_root();
 my $tc = "$root/bench/tcload";

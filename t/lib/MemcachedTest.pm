@@ -32,7 +32,7 @@ our @EXPORT = qw(
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
-    read_file proc_status_kb
+    read_file proc_status_kb server_sanitizer
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -56,6 +56,17 @@ sub server_is_stock {
     my $a = abs_path(server_bin());
     my $b = abs_path(stock_bin());
     return defined $a && defined $b && $a eq $b;
+}
+
+# The sanitizer runtime the binary under test links ('asan', 'tsan'), or
+# '' for a normal build: found in the binary itself, so that a test that
+# measures what a sanitizer's slowdown distorts can say so and skip.
+sub server_sanitizer {
+    my $bin = server_bin();
+    open my $ldd, '-|', 'ldd', $bin or return '';
+    my $libs = do { local $/; <$ldd> } // '';
+    close $ldd;
+    return $libs =~ /\blib(asan|tsan)\.so/ ? $1 : '';
 }
 
 # How much slower than a normal build the binary under test runs: the
