@@ -342,6 +342,31 @@ static bool wbuf_reserve(conn *c, size_t len, bool over_share_ok)
     return true;
 }
 
+/* Queue the len bytes just written at wbuf_used: they extend the last
+ * piece when it is a copy that ends there, else start a new piece. */
+static bool commit_copied(conn *c, size_t len, bool over_share_ok)
+{
+    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
+    if (last != NULL && last->copied &&
+        last->buf_off + last->len == c->wbuf_used) {
+        c->wbuf_used += len;
+        last->len += len;
+        return true;
+    }
+    resp_piece *p = piece_next(c, over_share_ok);
+    if (p == NULL) {
+        return false;
+    }
+    p->base = NULL;
+    p->len = len;
+    p->ref = NULL;
+    p->buf_off = c->wbuf_used;
+    p->copied = true;
+    c->wbuf_used += len;
+    c->npieces++;
+    return true;
+}
+
 static bool add_copied(conn *c, const void *buf, size_t len,
                        bool over_share_ok)
 {
@@ -351,27 +376,21 @@ static bool add_copied(conn *c, const void *buf, size_t len,
     if (!wbuf_reserve(c, len, over_share_ok)) {
         return false;
     }
-    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
-    if (last != NULL && last->copied &&
-        last->buf_off + last->len == c->wbuf_used) {
-        memcpy(c->wbuf + c->wbuf_used, buf, len);
-        c->wbuf_used += len;
-        last->len += len;
-        return true;
-    }
-    resp_piece *p = piece_next(c, over_share_ok);
-    if (p == NULL) {
-        return false;
-    }
     memcpy(c->wbuf + c->wbuf_used, buf, len);
-    p->base = NULL;
-    p->len = len;
-    p->ref = NULL;
-    p->buf_off = c->wbuf_used;
-    p->copied = true;
-    c->wbuf_used += len;
-    c->npieces++;
-    return true;
+    return commit_copied(c, len, over_share_ok);
+}
+
+char *resp_reserve(conn *c, size_t max)
+{
+    if (c->resp_cut || !wbuf_reserve(c, max, false)) {
+        return NULL;
+    }
+    return c->wbuf + c->wbuf_used;
+}
+
+bool resp_commit(conn *c, size_t len)
+{
+    return len == 0 || commit_copied(c, len, false);
 }
 
 bool resp_add(conn *c, const void *buf, size_t len)

@@ -80,6 +80,12 @@ bool conn_buf_grow_read(conn *c);
 /* ---- the reply queue ---- */
 /* Append bytes to the reply; false when out of memory. */
 bool resp_add(conn *c, const void *buf, size_t len);
+/* A line written in place, one copy fewer than resp_add: resp_reserve
+ * gives room for max bytes at the end of the reply (NULL when it cannot
+ * grow), and resp_commit queues the len <= max bytes written there.
+ * Nothing else may touch the reply in between. */
+char *resp_reserve(conn *c, size_t max);
+bool resp_commit(conn *c, size_t len);
 /* Queue len bytes of it's value from ITEM_data + off; takes over one
  * reference (released on failure too, and at once when len is 0: no
  * queued piece is ever empty). */

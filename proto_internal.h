@@ -48,8 +48,9 @@ static inline rel_time_t exptime_from_client(int32_t exptime)
 }
 
 /* ---- reply line builder ----
- * Meta replies and VALUE lines are assembled here, then queued with one
- * resp_add() so that the connection copies them once. */
+ * Meta replies are assembled here, then queued with one resp_add();
+ * the ASCII GET path writes its VALUE lines in place instead
+ * (resp_reserve). */
 
 #define LINE_MAX_BYTES 1024
 

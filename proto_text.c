@@ -96,28 +96,38 @@ static bool request_has_overlong_key(const token_t *first)
     return false;
 }
 
+/* "VALUE <key> <flags> <bytes> [<cas>]\r\n" at its longest */
+#define VALUE_LINE_MAX (6 + KEY_MAX_LENGTH + 3 * (1 + UINT64_TEXT_MAX) + 2)
+
+/* The VALUE line is written straight into the reply (the GET path's one
+ * copy of it); the value and its "\r\n" go out from the item itself. */
 static bool queue_value(conn *c, item *it, bool return_cas)
 {
-    line_t l;
-
-    l.len = 0;
-    line_add(&l, "VALUE ", 6);
-    line_add(&l, ITEM_key(it), it->nkey);
-    line_add(&l, " ", 1);
-    line_u64(&l, it->client_flags);
-    line_add(&l, " ", 1);
-    line_u64(&l, it->nbytes - 2);
-    if (return_cas) {
-        line_add(&l, " ", 1);
-        line_u64(&l, ITEM_get_cas(it));
-    }
-    line_add(&l, "\r\n", 2);
-    if (!resp_add(c, l.buf, l.len)) {
+    char *line = resp_reserve(c, VALUE_LINE_MAX);
+    if (line == NULL) {
         item_remove(it);
         return false;
     }
-    /* value and its "\r\n" go out from the item itself; the queue owns
-     * our reference from here on */
+    char *p = line;
+    memcpy(p, "VALUE ", 6);
+    p += 6;
+    memcpy(p, ITEM_key(it), it->nkey);
+    p += it->nkey;
+    *p++ = ' ';
+    p += u64_to_text(it->client_flags, p);
+    *p++ = ' ';
+    p += u64_to_text(it->nbytes - 2, p);
+    if (return_cas) {
+        *p++ = ' ';
+        p += u64_to_text(ITEM_get_cas(it), p);
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    if (!resp_commit(c, (size_t)(p - line))) {
+        item_remove(it);
+        return false;
+    }
+    /* the queue owns our reference from here on */
     return resp_add_item(c, it, 0, it->nbytes);
 }
 
