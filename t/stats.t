@@ -118,21 +118,31 @@ cmp_ok($st->{bytes_read}, '>', 5000, 'bytes_read');
 cmp_ok($st->{bytes_written}, '>', 20, 'bytes_written');
 cmp_ok($st->{curr_connections}, '>=', 1, 'curr_connections');
 SKIP: {
-    skip 'no stock memcached to compare with', 1
+    skip 'no stock memcached to compare with', 2
         unless -x stock_bin() && !server_is_stock();
-    # listeners and clients less one, as memcached counts them
+    # listeners and clients less one, as memcached counts them: one
+    # listener and three clients are 3 current; the harness's start-up
+    # probe (closed) makes 5 in all.  A worker counts a connection when it
+    # takes it up and uncounts it when it sees it closed, both after the
+    # client's own moves (the probe's on a busy machine, a whole reply
+    # later): each count is waited for, on both servers.
     my %conns;
     for my $who ('memcached', 'ours') {
         my $srv = $who eq 'ours' ? new_memcached('-U 0')
                                  : stock_memcached('-U 0');
         my @extra = map { $srv->sock } 1 .. 3;
-        # a worker counts a connection when it takes it up: each one has
-        # answered before the counts are read
         send_recv($_, "version\r\n") for @extra;
-        $conns{$who} = join ' ', map { mem_stats($extra[0])->{$_} }
-            qw(curr_connections total_connections);
+        my $counts = sub {
+            my $st = mem_stats($extra[0]);
+            return "$st->{curr_connections} $st->{total_connections}";
+        };
+        wait_until(10, sub { $counts->() eq '3 5' });
+        $conns{$who} = $counts->();
         $srv->stop;
     }
+    is($conns{memcached}, '3 5',
+       'memcached: 3 current connections (a listener, three clients, less '
+       . 'one), 5 in all (the start-up probe)');
     is($conns{ours}, $conns{memcached},
        'curr_connections and total_connections as memcached counts them '
        . "($conns{memcached})");
