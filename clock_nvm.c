@@ -44,6 +44,7 @@
 #include "slabs.h"
 #include "item_lock.h"
 #include "slab_class.h"
+#include "slabs_tier.h"
 
 struct hand {
     pthread_mutex_t lock;
@@ -153,6 +154,89 @@ static bool do_sweep(struct hand *h, unsigned int id, bool may_evict,
     return found;
 }
 
+/* Give up every copy on the moving page of class id (its hand h held):
+ * false at the first chunk that is not a copy the engine gives up. */
+static bool empty_moving_page(struct hand *h, unsigned int id, uint64_t page)
+{
+    size_t psize = slabs_tier_page_size();
+    unsigned int size = slabs_chunk_size(id);
+    unsigned int perslab = slabs_chunks_per_page(id);
+    for (unsigned int c = 0; c < perslab; c++) {
+        if (!slabs_tier_chunk_used(page, c)) {
+            continue;
+        }
+        uint64_t at = page * psize + (uint64_t)c * size;
+        nitem_hdr hdr;
+        bool busy;
+        uint64_t *locp = nitem_lock_chunk(at, &hdr, sizeof(hdr.hv), false,
+                                           &busy);
+        h->st.examined++;
+        if (locp != NULL) {
+            item_unlock(hdr.hv);
+            return false;
+        }
+        if (busy || !clock_ops.take_unnamed(at, hdr.hv)) {
+            return false;
+        }
+        slabs_tier_free(at);
+    }
+    return slabs_tier_move_emptied(page);
+}
+
+/* The seal word of every chunk the page will have as class `to`'s: zero,
+ * so that a restart never reads the old class's bytes as a sealed item
+ * of the new one.  nitem_unseal writes durably. */
+static void clear_seals(uint64_t page, unsigned int to)
+{
+    size_t psize = slabs_tier_page_size();
+    unsigned int size = slabs_chunk_size(to);
+    unsigned int perslab = slabs_chunks_per_page(to);
+    for (unsigned int c = 0; c < perslab; c++) {
+        nitem_unseal(page * psize + (uint64_t)c * size);
+    }
+}
+
+/* A page of copies for class `to`, before any of its items is evicted.
+ * N pages are given to classes as they first need one, and a store
+ * writes a copy of a new key while D has room (items_ncopy.c), so a
+ * class whose keys all fit in D (the smallest sizes of a mixed stream)
+ * gets an N page that holds nothing but copies, for good: on a Zipf
+ * stream over 2.5 times the cache, `-m 16 -o nvm_size=48m`, six such
+ * pages were an eighth of the N-zone while the larger classes evicted
+ * (doc/tiering.md "N copies").  Once the zone has no free page, such a
+ * page goes to the class that would evict: taken off its class's free
+ * stack, each copy on it given up (unsealed, its D item keeps the
+ * value), the new class's seal words cleared (durably: a restart scan
+ * then reads the page as free chunks of the new class), and its class
+ * changed in the page table.  Anything but a copy on it (an item linked
+ * or written meanwhile, a busy lock) leaves the page where it was.
+ * hands[to].lock held; the old class's hand is trylocked, so its sweep
+ * is never on the page while it moves. */
+static bool do_take_copy_page(unsigned int to, uint64_t *off)
+{
+    unsigned int from = clock_ops.itemless_class != NULL
+        ? clock_ops.itemless_class(to) : 0;
+    if (from == 0 || from >= MAX_NUMBER_OF_SLAB_CLASSES
+            || pthread_mutex_trylock(&hands[from].lock) != 0) {
+        return false;
+    }
+    uint64_t page;
+    bool moved = false;
+    if (slabs_tier_move_begin(from, &page)) {
+        if (empty_moving_page(&hands[from], from, page)) {
+            clear_seals(page, to);
+            moved = slabs_tier_move_end(page, to);
+        } else {
+            slabs_tier_move_end(page, from);
+        }
+    }
+    pthread_mutex_unlock(&hands[from].lock);
+    if (moved) {
+        hands[to].st.pages_moved++;
+    }
+    return moved && slabs_tier_alloc(to, off);
+}
+
 bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
 {
     if (id >= MAX_NUMBER_OF_SLAB_CLASSES || !slabs_tier_active()) {
@@ -177,6 +261,9 @@ bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
             h->flush_swept = flush;
         }
     }
+    if (!found && may_evict && slabs_tier_zone_full()) {
+        found = do_take_copy_page(id, off);
+    }
     if (!found) {
         /* Two turns of the class's chunks: the first may only clear
          * bits. */
@@ -194,6 +281,7 @@ void clock_nvm_get_stats(struct clock_nvm_stats *out)
         out->examined += hands[id].st.examined;
         out->second_chances += hands[id].st.second_chances;
         out->busy += hands[id].st.busy;
+        out->pages_moved += hands[id].st.pages_moved;
         pthread_mutex_unlock(&hands[id].lock);
     }
 }

@@ -28,6 +28,9 @@ struct clock_nvm_ops {
      * true when the engine gave it up (a promoted item's N copy,
      * items_ncopy.c) and it is now the caller's */
     bool (*take_unnamed)(uint64_t off, uint64_t hv);
+    /* a class other than `except` whose N pages hold no item (copies at
+     * most, under a policy that keeps them), or 0 */
+    unsigned int (*itemless_class)(unsigned int except);
 };
 
 void clock_nvm_init(const struct clock_nvm_ops *ops);
@@ -49,6 +52,7 @@ struct clock_nvm_stats {
     uint64_t examined;           /* candidates whose header was read */
     uint64_t second_chances;     /* reference bits cleared */
     uint64_t busy;               /* candidates passed over: lock busy */
+    uint64_t pages_moved;        /* pages of copies given to this class */
 };
 /* Sums over every class. */
 void clock_nvm_get_stats(struct clock_nvm_stats *out);

@@ -369,6 +369,9 @@ bool do_ncopy_demote(item *victim, uint64_t *off, uint32_t *atime_delta);
  * true when it was a copy, now dropped (unsealed, still marked used) and
  * the caller's. */
 bool ncopy_reclaim(uint64_t off, uint64_t hv);
+/* A class other than `except` with N pages but no N item (its used N
+ * chunks are copies), or 0; under a policy that keeps copies only. */
+unsigned int ncopy_itemless_class(unsigned int except);
 
 /* ---- items.c ---- */
 bool key_in_dram(const char *key, size_t nkey);

@@ -607,6 +607,7 @@ const struct clock_nvm_ops clock_ops = {
     .unlink = clock_unlink,
     .header_bytes = clock_header_bytes,
     .take_unnamed = ncopy_reclaim,
+    .itemless_class = ncopy_itemless_class,
 };
 
 bool items_crawl_check_n(uint64_t off)

@@ -47,6 +47,8 @@
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "nitem.h"
+#include "slab_class.h"
+#include "slabs.h"
 #include "slabs_tier.h"
 
 #include <stddef.h>
@@ -129,6 +131,21 @@ bool do_ncopy_demote(item *victim, uint64_t *off, uint32_t *atime_delta)
     ctr_add(&cc->copy_demotions, 1);
     *off = at;
     return true;
+}
+
+unsigned int ncopy_itemless_class(unsigned int except)
+{
+    if (!policy_keeps_n_copy()) {
+        return 0;
+    }
+    for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
+            id++) {
+        if (id != except && ctr_get(&ccount[id].n_items) == 0
+                && slabs_tier_class_pages(id) > 0) {
+            return id;
+        }
+    }
+    return 0;
 }
 
 static bool copy_is_at(const item *it, const void *arg)

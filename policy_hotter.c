@@ -89,6 +89,15 @@ static unsigned int note_d_room(void)
     return 0;
 }
 
+/* The room notes hold from the start, not only from the tier thread's
+ * first tick: a bulk load that begins at once is stored with its copies
+ * too. */
+static void note_d_room_at_start(const struct tier_engine *engine)
+{
+    (void)engine;
+    note_d_room();
+}
+
 /* D has room for an item of class clsid: a promotion into it demotes
  * nothing.  While the D-zone fills, a new key stored in D is written to
  * N too and kept as its copy: the items a bulk load leaves in D are then
@@ -123,6 +132,7 @@ const struct tier_policy_ops policy_hotter = {
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,
+    .init = note_d_room_at_start,
     .tick = note_d_room,
     .warm_first = MQ_WARM_FIRST,
     .hot_first = MQ_HOT_FIRST,

@@ -20,8 +20,10 @@
  *     lookups finding the class of an offset) read the page's class and
  *     bitmap words with atomic loads.  A page's class and bitmap are
  *     published (release) before any of its chunks is handed out, and a
- *     page never changes class, so a reader holding an offset it found in
- *     the index (under the item lock) always sees them.
+ *     page changes class only with every chunk free (no index slot or D
+ *     item names one), so a reader holding an offset it found in the
+ *     index (under the item lock) always sees them.  A replaced bitmap is
+ *     kept until the zone goes: a lockless walker may still read it.
  *
  * Deliberate differences from the paper and from the first design note:
  *   - No free list of chunk offsets: the used-chunk bitmap the CLOCK hand
@@ -33,8 +35,9 @@
  *     summary words and one bitmap word: stores over N keys free chunks
  *     all over a page, and a scan of the bitmap from its lowest free word
  *     cost a store about 190 instructions.
- *   - Pages are not moved between classes in the N-zone (only D pages are
- *     reassigned, by slabs.c).
+ *   - N pages are not reassigned by heat as D pages are (slabs.c); the
+ *     one move is of a page whose chunks its class's owner emptied (the
+ *     copies-only pages of clock_nvm.c), given whole to another class.
  */
 #include "config.h"
 #include "slabs_tier.h"
@@ -61,6 +64,7 @@ struct npage {
     _Atomic(_Atomic uint64_t *) bits;
     _Atomic uint8_t clsid;
     bool on_free_stack;
+    bool moving;                 /* off every stack until its move ends */
     uint32_t free;               /* free chunks */
     uint32_t next_free;          /* free-page stack link: page + 1 */
 };
@@ -85,6 +89,12 @@ static struct {
     struct npage *pages;
     struct nclass cls[MAX_NUMBER_OF_SLAB_CLASSES];
     uint64_t bitmap_bytes;
+    /* bitmaps of pages that changed class: a reader without the lock may
+     * still hold one, so they are freed with the zone */
+    struct retired_bits {
+        _Atomic uint64_t *bits;
+        struct retired_bits *next;
+    } *retired;
 } tz;
 
 static pthread_mutex_t tier_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -179,6 +189,12 @@ void slabs_tier_destroy(void)
     for (uint64_t i = 0; i < atomic_load(&tz.pages_used); i++) {
         free((void *)atomic_load(&tz.pages[i].bits));
     }
+    while (tz.retired != NULL) {
+        struct retired_bits *r = tz.retired;
+        tz.retired = r->next;
+        free((void *)r->bits);
+        free(r);
+    }
     free(tz.pages);
     memset(&tz, 0, sizeof(tz));
 }
@@ -193,7 +209,7 @@ bool slabs_tier_active(void)
 static void do_push_free_page(unsigned int id, uint64_t page)
 {
     struct npage *pg = &tz.pages[page];
-    if (!pg->on_free_stack) {
+    if (!pg->on_free_stack && !pg->moving) {
         pg->next_free = tz.cls[id].free_head;
         tz.cls[id].free_head = (uint32_t)(page + 1);
         pg->on_free_stack = true;
@@ -490,6 +506,108 @@ bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
     }
     *cursor = pages * tz.page_size;
     return false;
+}
+
+/* ---- a page changing class ----
+ * Pages are given in zone order and keep their class, with one
+ * exception: a page whose chunks were all emptied by its class's owner
+ * may go to another class while the zone has no free page (clock_nvm.c
+ * moves pages that hold nothing but copies).  The move takes the page off
+ * every free stack first, so no chunk of it is handed out meanwhile, and
+ * gives it only when every chunk is free. */
+
+bool slabs_tier_zone_full(void)
+{
+    return tz.active
+        && atomic_load_explicit(&tz.pages_used, memory_order_relaxed)
+           >= tz.pages_total;
+}
+
+/* Unlink page from class id's free stack, if it is on it. */
+static void do_unstack_page(unsigned int id, uint64_t page)
+{
+    uint32_t *link = &tz.cls[id].free_head;
+    while (*link != 0) {
+        if (*link == page + 1) {
+            *link = tz.pages[page].next_free;
+            tz.pages[page].on_free_stack = false;
+            return;
+        }
+        link = &tz.pages[*link - 1].next_free;
+    }
+}
+
+bool slabs_tier_move_begin(unsigned int from, uint64_t *page)
+{
+    if (!tz.active || from < POWER_SMALLEST || from > slabs_largest_clsid()) {
+        return false;
+    }
+    bool found = false;
+    pthread_mutex_lock(&tier_lock);
+    uint64_t used = atomic_load_explicit(&tz.pages_used,
+                                         memory_order_relaxed);
+    for (uint64_t p = tz.first_page; p < used && !found; p++) {
+        struct npage *pg = &tz.pages[p];
+        if (!pg->moving && atomic_load_explicit(&pg->clsid,
+                                                memory_order_relaxed) == from) {
+            do_unstack_page(from, p);
+            pg->moving = true;
+            *page = p;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&tier_lock);
+    return found;
+}
+
+bool slabs_tier_move_emptied(uint64_t page)
+{
+    pthread_mutex_lock(&tier_lock);
+    struct npage *pg = &tz.pages[page];
+    unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
+    bool empty = pg->moving && pg->free == tz.cls[id].perslab;
+    pthread_mutex_unlock(&tier_lock);
+    return empty;
+}
+
+bool slabs_tier_move_end(uint64_t page, unsigned int to)
+{
+    struct retired_bits *r = malloc(sizeof(*r));
+    _Atomic uint64_t *bits = r != NULL ? new_page_bits(to) : NULL;
+    pthread_mutex_lock(&tier_lock);
+    struct npage *pg = &tz.pages[page];
+    unsigned int from = atomic_load_explicit(&pg->clsid,
+                                             memory_order_relaxed);
+    struct nclass *old = &tz.cls[from];
+    bool moved = bits != NULL && to != from && pg->moving
+        && pg->free == old->perslab;
+    pg->moving = false;
+    if (moved) {
+        /* durable before any chunk of the page can hold a `to` item */
+        nzone_set_page_class(page, to);
+        r->bits = atomic_load_explicit(&pg->bits, memory_order_relaxed);
+        r->next = tz.retired;
+        tz.retired = r;
+        tz.bitmap_bytes -= (old->nwords + old->nsummary) * sizeof(*bits);
+        old->npages--;
+        old->free_chunks -= old->perslab;
+        struct nclass *c = &tz.cls[to];
+        atomic_store_explicit(&pg->clsid, (uint8_t)to, memory_order_relaxed);
+        atomic_store_explicit(&pg->bits, bits, memory_order_release);
+        pg->free = c->perslab;
+        tz.bitmap_bytes += (c->nwords + c->nsummary) * sizeof(*bits);
+        c->npages++;
+        c->free_chunks += c->perslab;
+        do_push_free_page(to, page);
+    } else if (pg->free > 0) {
+        do_push_free_page(from, page);
+    }
+    pthread_mutex_unlock(&tier_lock);
+    if (!moved) {
+        free((void *)bits);
+        free(r);
+    }
+    return moved;
 }
 
 /* ---- whole items ---- */

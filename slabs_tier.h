@@ -69,6 +69,20 @@ size_t slabs_tier_page_size(void);
  * item lock). */
 bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk);
 
+/* ---- a page changing class (clock_nvm.c) ----
+ * Whether every page of the zone is given to a class. */
+bool slabs_tier_zone_full(void);
+/* Take a page of class `from` off its free stack: none of its chunks is
+ * handed out until slabs_tier_move_end.  False when the class has no
+ * page that is not moving already. */
+bool slabs_tier_move_begin(unsigned int from, uint64_t *page);
+/* Whether every chunk of the moving page is free now. */
+bool slabs_tier_move_emptied(uint64_t page);
+/* End the move: when every chunk is free the page becomes class `to`'s
+ * (its class written to the page table durably first) and true; else
+ * (or to the same class) it stays where it was, back on its free stack. */
+bool slabs_tier_move_end(uint64_t page, unsigned int to);
+
 /* ---- for the crawler, metadump and cachedump ----
  * One pass over the N chunks of class id in zone order: start with
  * *cursor = 0; each call sets *off to the next chunk the bitmap marks used

@@ -13,7 +13,10 @@
 #     copies with their values and cas;
 #   - a new key stored into D while D has room writes a copy of its own
 #     (copies_stored); stores into N, new keys once the D-zone is full and
-#     new versions of a key write none.
+#     new versions of a key write none;
+#   - an N page that holds only copies goes to a class that would
+#     otherwise evict, once the N-zone has no free page (n_pages_moved),
+#     and a crash restart reads it as the new class's.
 use strict;
 use warnings;
 use FindBin;
@@ -253,6 +256,64 @@ for my $stop ('shutdown graceful', 'kill -9') {
         my ($ttl) = send_recv($s, "mg c1 t\r\n") =~ /^HD t(\d+)/;
         cmp_ok($ttl // 0, '>', 4000, "$stop: touch's TTL kept");
     }
+    $srv->stop;
+}
+
+# ---- a page of nothing but copies goes to a class that would evict ----
+# The small keys all fit in D, so their class's one N page holds only
+# their copies (enough of them that the large class's seal words fall on
+# their bytes); once the N-zone has no free page, that page goes to the
+# large items' class before the CLOCK evicts anything, and a crash
+# restart reads it as that class's free chunks.
+{
+    my $file = shm_file();
+    my $o = "nvm_size=8m,nvm_path=$file,no_lru_crawler,tier_promote=sync,"
+        . 'tier_policy=hotter';
+    my $srv = new_memcached("$BASE -o $o");
+    my $s = $srv->sock;
+    my $small = 'x' x 100;
+    my $stored = grep {
+        send_recv($s, "set s$_ 0 0 100\r\n$small\r\n") eq "STORED\r\n"
+    } 1 .. 3000;
+    is($stored, 3000, 'page move: 3000 small keys stored');
+    my $c1 = $srv->tier_classes;
+    my ($sid) = grep { $_ ne '_raw' && $c1->{$_}{n_copies} == 3000 }
+        keys %$c1;
+    ok(defined $sid && $c1->{$sid}{n_pages} == 1
+        && $c1->{$sid}{n_items} == 0,
+        'page move: their class has one N page, of their copies only');
+    my $large = 0;
+    while ($large < 3000) {
+        $large++;
+        store_range($s, 'L', $large, $large);
+        last if $srv->tier_stats->{n_pages_moved} > 0;
+    }
+    my $t = $srv->tier_stats;
+    is($t->{n_pages_moved}, 1, "page move: moved after $large large keys");
+    is($t->{n_evictions}, 0, 'page move: before any N eviction');
+    my $c2 = $srv->tier_classes;
+    is($c2->{$sid}{n_pages} // 0, 0, 'page move: the small class has none');
+    is($c2->{$sid}{n_copies} // 0, 0, 'page move: its copies given up');
+    is(scalar(grep {
+        send_recv($s, "get s$_\r\n") ne "VALUE s$_ 0 100\r\n$small\r\nEND\r\n"
+    } 1 .. 3000), 0, 'page move: every small key still read from D');
+    # a crash at once: the moved page's chunks still hold the copies'
+    # bytes, but for the one the triggering store took
+    $srv->stop;
+    $srv = new_memcached("$BASE -o $o");
+    $s = $srv->sock;
+    $t = $srv->tier_stats;
+    is($t->{restart_kind}, 'crash_recovery', 'page move: crash recovery');
+    is($t->{restart_items_corrupt} + $t->{restart_items_stale}, 0,
+        'page move: no chunk of the moved page read as corrupt or stale');
+    cmp_ok($t->{restart_items_recovered}, '>', 0,
+        "page move: $t->{restart_items_recovered} items recovered");
+    my $wrong = grep {
+        my $r = send_recv($s, "get L$_\r\n");
+        $r ne "END\r\n" && $r ne "VALUE L$_ $_ $VLEN\r\n" . value_of($_)
+            . "\r\nEND\r\n"
+    } 1 .. $large;
+    is($wrong, 0, 'page move: every recovered large key exact');
     $srv->stop;
 }
 
