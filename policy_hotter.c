@@ -124,6 +124,4 @@ const struct tier_policy_ops policy_hotter = {
     .wants_promotion = hotter_than_coldest,
     .n_reclaim = clock_nvm_reclaim,
     .tick = note_d_room,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };
