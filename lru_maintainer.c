@@ -7,7 +7,9 @@
  * into COLD as memcached's maintainer does (mq_age_hot), each at most
  * ROUND_CLASS_MAX items per class so that one class does not hold up the
  * others; then the page automover (slabs_automove.c) has its turn, as
- * memcached's maintainer runs its automover.  A round that did some work
+ * memcached's maintainer runs its automover.  Once a second it also runs
+ * the LRU crawler's schedule (crawler_auto_check), as memcached's
+ * maintainer starts its crawls.  A round that did some work
  * is followed by another after MIN_SLEEP_NS; each idle round sleeps an
  * eighth longer than the last, up to MAX_SLEEP_NS, as memcached's
  * maintainer backs off: stores that come within a few seconds of the last
@@ -23,6 +25,8 @@
 #include "lru_maintainer.h"
 
 #include "bg_thread.h"
+#include "clock.h"
+#include "crawler.h"
 #include "items_mq.h"
 #include "slab_class.h"
 #include "slabs.h"
@@ -59,7 +63,13 @@ static unsigned int maintain_round(void)
 static void *maintainer_thread(void *arg)
 {
     long sleep_ns = MIN_SLEEP_NS;
+    rel_time_t last_crawler_check = 0;
     while (!bg_thread_stopping(&maint_thr)) {
+        /* the crawler's schedule counts in seconds */
+        if (current_time != last_crawler_check) {
+            last_crawler_check = current_time;
+            crawler_auto_check();
+        }
         if (maintain_round() > 0) {
             sleep_ns = MIN_SLEEP_NS;
         } else if (sleep_ns < MAX_SLEEP_NS) {

@@ -10,7 +10,8 @@
  * the crawler.  It moves HOT's oldest items into COLD (items_mq.h
  * mq_age_hot), which changes their segment and not their place: the MQ
  * keeps its own order (doc/tiering.md "Segments").  Each round also runs
- * the page automover (slabs_automove.h).
+ * the page automover (slabs_automove.h), and each second the LRU
+ * crawler's schedule (crawler.h crawler_auto_check).
  */
 #ifndef LRU_MAINTAINER_H
 #define LRU_MAINTAINER_H

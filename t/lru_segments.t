@@ -2,6 +2,9 @@
 # lru_segments.t: memcached's segmented-LRU view of the cache, checked the
 # same way on this server and (where it is installed) on Debian's
 # memcached 1.6.18 started with the same options:
+#   - the LRU crawler's first run at start-up (lru_crawler_starts 1), and
+#     here, with the debug build's clock, the next ones on memcached's
+#     schedule; a metadump counts as a start; none without the maintainer;
 #   - new keys are HOT; the maintainer moves them to COLD (moves_to_cold);
 #     keys read twice are WARM (moves_to_warm); hits_to_* count the hits
 #     by segment; `stats reset` clears the moves and hits;
@@ -40,6 +43,74 @@ sub get_keys {
     my ($sock, $prefix, $from, $to) = @_;
     return send_recv($sock, join('', map { "get $prefix$_\r\n" } $from .. $to),
         n => $to - $from + 1);
+}
+
+# ---- the crawler's first run comes with the start ----
+my @started = servers_with_stock('-m 64');
+# all servers at once: memcached's second run comes 65 s after its first
+wait_until(10, sub {
+    return !grep { (mem_stats($_->{sock})->{lru_crawler_starts} // 0) < 1 }
+        @started;
+});
+for my $s (@started) {
+    is(mem_stats($s->{sock})->{lru_crawler_starts}, 1,
+        "$s->{name}: lru_crawler_starts 1 right after start-up");
+}
+for my $s (grep { $_->{srv}->has_debugtime } @started) {
+    my $name = $s->{name};
+    my $st;
+    # the run found nothing to reclaim: the next one a minute and five
+    # seconds after it ended, the one after two minutes and five seconds
+    for my $step ([70, 2], [130, 3]) {
+        my ($secs, $starts) = @$step;
+        wait_until(10, sub { !mem_stats($s->{sock})->{lru_crawler_running} });
+        $s->{srv}->debugtime($secs);
+        $st = wait_until(10, sub {
+            my $st = mem_stats($s->{sock});
+            return $st->{lru_crawler_starts} >= $starts ? $st : undef;
+        }) || mem_stats($s->{sock});
+        is($st->{lru_crawler_starts}, $starts,
+            "$name: $secs s later the crawler's own run number $starts");
+    }
+}
+
+# a class whose items expire within the minute is crawled again 5 s after
+{
+    my $srv = new_memcached('-m 64');
+    my $sock = $srv->sock;
+    SKIP: {
+        skip 'no debugtime (not a debug build)', 1 unless $srv->has_debugtime;
+        wait_until(10, sub {
+            my $st = mem_stats($sock);
+            return ($st->{lru_crawler_starts} // 0) >= 1
+                && !$st->{lru_crawler_running};
+        });
+        my $v = 'v' x 100;
+        send_sync($sock, join '',
+            map { "set t$_ 0 100 100 noreply\r\n$v\r\n" } 1 .. 100);
+        $srv->debugtime(70);
+        wait_until(10, sub { mem_stats($sock)->{lru_crawler_starts} >= 2 });
+        my $st = wait_until(15, sub {
+            my $st = mem_stats($sock);
+            return $st->{lru_crawler_starts} >= 3 ? $st : undef;
+        }) || mem_stats($sock);
+        cmp_ok($st->{lru_crawler_starts}, '>=', 3,
+            'items expiring within the minute: the next run 5 s later');
+    }
+}
+
+for my $s (@started) {
+    wait_until(10, sub { !mem_stats($s->{sock})->{lru_crawler_running} });
+    my $before = mem_stats($s->{sock})->{lru_crawler_starts};
+    reply_is(send_recv($s->{sock}, "lru_crawler metadump all\r\n"),
+        "END\r\n", "$s->{name}: an empty cache's metadump");
+    is(mem_stats($s->{sock})->{lru_crawler_starts}, $before + 1,
+        "$s->{name}: a metadump counts as a crawler start");
+}
+
+for my $s (servers_with_stock('-m 64 -o no_lru_maintainer')) {
+    is(mem_stats($s->{sock})->{lru_crawler_starts}, 0,
+        "$s->{name}: no maintainer, no crawl of its own");
 }
 
 # ---- HOT, COLD, WARM and the moves between them ----
