@@ -359,7 +359,7 @@ static __attribute__((noinline)) void bump_move(item *it, unsigned int level)
     }
     pthread_mutex_lock(&cls->lock);
     if (it->mq_level == 0 && level != 0) {
-        cls->moves_to_warm++;    /* out of queue 0: WARM (items_mq.h) */
+        cls->moves_to_warm++;    /* out of queue 0, into WARM */
     }
     do_dequeue(cls, it);
     it->time = current_time;
