@@ -7,9 +7,9 @@
  *
  * Locks:
  *   - crawler_lock guards the request set, the thread state (crawler_thr,
- *     started and stopped by bg_thread.c, crawling, ever_started) and the
- *     counters;
- *     it is never held while walking.
+ *     started and stopped by bg_thread.c, crawling, ever_started), the
+ *     schedule of the crawler's own runs and the counters; it is never
+ *     held while walking.
  *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
  *     and, for each item it lands on, the item lock inside
  *     items_crawl_check / items_crawl_dump (items.c).
@@ -17,9 +17,12 @@
  *     (slabs_tier_next_used); items_crawl_check_n / items_crawl_dump_n
  *     find a used chunk's slot and take its item lock (nitem_lock_chunk).
  *
- * The thread crawls what `lru_crawler crawl` asked for, and on its own
- * every CRAWLER_AUTO_INTERVAL seconds all classes, so expired items give
- * their memory back even when nobody asks for them.  Each class is walked
+ * The thread crawls what `lru_crawler crawl` asked for, and the runs the
+ * LRU maintainer starts (crawler_auto_check), so expired items give their
+ * memory back even when nobody asks for them.  Those follow memcached's
+ * schedule: every class at start-up, then each class again once its last
+ * run's items say it pays (doc/tiering.md "Crawler, metadump, cachedump").
+ * Each class is walked
  * D queue by D queue from the tail (oldest) to the head, then through its
  * N chunks in zone order, skipping free chunks with the bitmap (no NVM
  * read) and reading one header per used chunk (one or two lines, counted
@@ -32,6 +35,7 @@
 #include "crawler.h"
 
 #include "bg_thread.h"
+#include "clock.h"
 #include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
@@ -48,13 +52,34 @@
 #include <string.h>
 #include <time.h>
 
-#define CRAWLER_AUTO_INTERVAL 60
+/* The schedule of the crawler's own runs (memcached's): a class is due
+ * again AUTO_RETRY seconds after a run of it was due, or, once the run has
+ * walked it, its wait and AUTO_RETRY after that.  The wait grows by a
+ * minute each time a run finds nothing that expires within the hour,
+ * moves toward the minute in which more than 1% of its expiring items
+ * will have expired, and is at most an hour.  A manual crawl refused
+ * while another runs, or a run of ours refused while a manual one runs,
+ * holds our runs off for AUTO_BLOCK. */
+#define AUTO_RETRY 5
+#define AUTO_WAIT_STEP 60
+#define AUTO_WAIT_MAX (60 * 60)
+#define AUTO_BLOCK 60
+
+struct auto_class {
+    rel_time_t next;             /* due after this time */
+    rel_time_t wait;
+};
 
 static pthread_mutex_t crawler_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bg_thread crawler_thr = BG_THREAD_INIT(&crawler_lock);
-static bool crawling;
+static bool crawling;                     /* a run is under way or asked */
+static bool crawling_auto;                /* ... one of our own */
 static bool pending;                      /* a request waits in `wanted` */
 static bool wanted[MAX_NUMBER_OF_SLAB_CLASSES];
+/* requested and not yet walked to the end in the run under way */
+static bool active[MAX_NUMBER_OF_SLAB_CLASSES];
+static struct auto_class autos[MAX_NUMBER_OF_SLAB_CLASSES];
+static rel_time_t auto_blocked_until;
 static uint64_t crawl_starts;
 static bool ever_started;
 
@@ -116,8 +141,20 @@ static bool crawl_step(uint32_t *seen, uint32_t budget)
     return budget == 0 || *seen < budget;
 }
 
+void crawl_tally_add(struct crawl_tally *t, rel_time_t exptime)
+{
+    t->live++;
+    if (exptime == 0) {
+        t->no_expiry++;
+    } else if (exptime >= current_time
+               && exptime - current_time < CRAWL_TALLY_MINUTES * 60) {
+        t->by_minute[(exptime - current_time) / 60]++;
+    }
+}
+
 /* False when the thread must stop. */
-static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
+static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid,
+                          struct crawl_tally *tally)
 {
     uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
                                            memory_order_relaxed);
@@ -127,7 +164,7 @@ static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
         mq_cursor_start(cur, clsid, q);
         item *it;
         while (go && (it = mq_cursor_next(cur)) != NULL) {
-            items_crawl_check(it);
+            items_crawl_check(it, tally);
             go = crawl_step(&seen, budget);
         }
         mq_cursor_stop(cur);
@@ -138,7 +175,7 @@ static bool crawl_class_d(struct mq_cursor *cur, unsigned int clsid)
     return true;
 }
 
-static void crawl_class_n(unsigned int clsid)
+static void crawl_class_n(unsigned int clsid, struct crawl_tally *tally)
 {
     uint32_t budget = atomic_load_explicit(&settings.lru_crawler_tocrawl,
                                            memory_order_relaxed);
@@ -146,39 +183,61 @@ static void crawl_class_n(unsigned int clsid)
     uint64_t cursor = 0, off;
     bool go = true;
     while (go && slabs_tier_next_used(clsid, &cursor, &off)) {
-        items_crawl_check_n(off);
+        items_crawl_check_n(off, tally);
         go = crawl_step(&seen, budget);
     }
 }
 
-static void crawl_class(struct mq_cursor *cur, unsigned int clsid)
+/* The wait after a run whose items are t (memcached's rule, see
+ * AUTO_RETRY). */
+static rel_time_t next_wait(rel_time_t wait, const struct crawl_tally *t)
 {
-    if (crawl_class_d(cur, clsid)) {
-        crawl_class_n(clsid);
-    }
-}
-
-static void crawl_requested(struct mq_cursor *cur, const bool *classes)
-{
-    for (unsigned int id = POWER_SMALLEST; id < MAX_NUMBER_OF_SLAB_CLASSES;
-            id++) {
-        if (classes[id]) {
-            crawl_class(cur, id);
+    uint64_t enough = (t->live - t->no_expiry) / 100 + 1;
+    uint64_t expiring = 0;
+    for (unsigned int m = 0; m < CRAWL_TALLY_MINUTES; m++) {
+        expiring += t->by_minute[m];
+        if (expiring > enough) {
+            if (wait < m * AUTO_WAIT_STEP) {
+                wait += AUTO_WAIT_STEP;
+            } else if (wait >= AUTO_WAIT_STEP) {
+                wait -= AUTO_WAIT_STEP;
+            }
+            break;
         }
     }
+    if (expiring == 0) {
+        wait += AUTO_WAIT_STEP;
+    }
+    return wait > AUTO_WAIT_MAX ? AUTO_WAIT_MAX : wait;
 }
 
-/* Sleep until a request comes, or the auto interval passes (then crawl
- * everything).  crawler_lock held. */
-static void wait_for_work(void)
+/* Walk one class; when the run is one of ours, the items it left set the
+ * class's next one. */
+static void crawl_class(struct mq_cursor *cur, unsigned int clsid,
+                        bool automatic)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += CRAWLER_AUTO_INTERVAL;
-    while (!pending && !do_bg_thread_stopping(&crawler_thr)) {
-        if (!do_bg_thread_wait_until(&crawler_thr, &deadline) && !pending) {
-            parse_classes("all", wanted);
-            pending = true;
+    struct crawl_tally tally;
+    memset(&tally, 0, sizeof(tally));
+    if (crawl_class_d(cur, clsid, &tally)) {
+        crawl_class_n(clsid, &tally);
+    }
+    pthread_mutex_lock(&crawler_lock);
+    active[clsid] = false;
+    if (automatic) {
+        struct auto_class *a = &autos[clsid];
+        a->wait = next_wait(a->wait, &tally);
+        a->next = current_time + a->wait + AUTO_RETRY;
+    }
+    pthread_mutex_unlock(&crawler_lock);
+}
+
+static void crawl_requested(struct mq_cursor *cur, const bool *classes,
+                            bool automatic)
+{
+    for (unsigned int id = POWER_SMALLEST; id < MAX_NUMBER_OF_SLAB_CLASSES
+            && !bg_thread_stopping(&crawler_thr); id++) {
+        if (classes[id]) {
+            crawl_class(cur, id, automatic);
         }
     }
 }
@@ -192,24 +251,81 @@ static void *crawler_thread(void *arg)
 
     pthread_mutex_lock(&crawler_lock);
     while (!do_bg_thread_stopping(&crawler_thr) && cur != NULL) {
-        wait_for_work();
+        while (!pending && !do_bg_thread_stopping(&crawler_thr)) {
+            do_bg_thread_wait(&crawler_thr);
+        }
         if (do_bg_thread_stopping(&crawler_thr)) {
             break;
         }
         memcpy(classes, wanted, sizeof(classes));
+        memset(wanted, 0, sizeof(wanted));
         pending = false;
-        crawling = true;
-        crawl_starts++;
+        bool automatic = crawling_auto;
         pthread_mutex_unlock(&crawler_lock);
 
-        crawl_requested(cur, classes);
+        crawl_requested(cur, classes, automatic);
 
         pthread_mutex_lock(&crawler_lock);
-        crawling = false;
+        /* classes our own runs added meanwhile are crawled next */
+        crawling = pending;
     }
     pthread_mutex_unlock(&crawler_lock);
     mq_cursor_free(cur);
     return NULL;
+}
+
+/* Ask the thread for the classes of `classes` it is not crawling yet
+ * (crawler_lock held, thread running); if there are any, that is a start,
+ * as memcached counts them. */
+static void do_request(const bool *classes, bool automatic)
+{
+    bool any = false;
+    for (unsigned int id = POWER_SMALLEST; id < MAX_NUMBER_OF_SLAB_CLASSES;
+            id++) {
+        if (classes[id] && !active[id]) {
+            wanted[id] = true;
+            active[id] = true;
+            any = true;
+        }
+    }
+    if (any) {
+        pending = true;
+        crawling = true;
+        crawling_auto = automatic;
+        crawl_starts++;
+        do_bg_thread_wake(&crawler_thr);
+    }
+}
+
+/* ---- the crawler's own runs ---- */
+
+void crawler_auto_check(void)
+{
+    bool due[MAX_NUMBER_OF_SLAB_CLASSES] = { false };
+    bool any = false;
+    rel_time_t now = current_time;
+    unsigned int largest = slabs_largest_clsid();
+
+    pthread_mutex_lock(&crawler_lock);
+    if (!do_bg_thread_running(&crawler_thr)) {
+        pthread_mutex_unlock(&crawler_lock);
+        return;
+    }
+    for (unsigned int id = POWER_SMALLEST; id <= largest; id++) {
+        struct auto_class *a = &autos[id];
+        if (now > a->next) {
+            due[id] = true;
+            any = true;
+            a->next = now + AUTO_RETRY;
+        }
+    }
+    if (any && crawling && !crawling_auto) {
+        auto_blocked_until = now + AUTO_BLOCK;
+    } else if (any && auto_blocked_until <= now) {
+        /* classes the run under way has yet to finish are not started */
+        do_request(due, true);
+    }
+    pthread_mutex_unlock(&crawler_lock);
 }
 
 int crawler_start(void)
@@ -230,6 +346,8 @@ void crawler_stop(void)
         pthread_mutex_lock(&crawler_lock);
         crawling = false;
         pending = false;
+        memset(wanted, 0, sizeof(wanted));
+        memset(active, 0, sizeof(active));
         pthread_mutex_unlock(&crawler_lock);
     }
 }
@@ -247,12 +365,12 @@ enum crawler_result_type lru_crawler_crawl(const char *classes)
     pthread_mutex_lock(&crawler_lock);
     if (!do_bg_thread_running(&crawler_thr)) {
         ret = CRAWLER_NOTSTARTED;
-    } else if (crawling || pending) {
+    } else if (crawling) {
+        /* as memcached: our own runs wait a while before trying again */
+        auto_blocked_until = current_time + AUTO_BLOCK;
         ret = CRAWLER_RUNNING;
     } else {
-        memcpy(wanted, req, sizeof(wanted));
-        pending = true;
-        do_bg_thread_wake(&crawler_thr);
+        do_request(req, false);
     }
     pthread_mutex_unlock(&crawler_lock);
     return ret;
@@ -401,6 +519,10 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
         free(md);
         return CRAWLER_ERROR;
     }
+    /* memcached's dumps are crawler runs, and counted as its crawls are */
+    pthread_mutex_lock(&crawler_lock);
+    crawl_starts++;
+    pthread_mutex_unlock(&crawler_lock);
     c->producer = metadump_produce;
     c->producer_state = md;
     metadump_produce(c, false);

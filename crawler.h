@@ -20,6 +20,23 @@
 int crawler_start(void);       /* 0 = ok */
 void crawler_stop(void);
 
+/* The LRU maintainer's look at the schedule of the crawler's own runs,
+ * once a second: starts a run of the classes that are due (crawler.c's
+ * AUTO_RETRY).  Nothing while the crawler is off. */
+void crawler_auto_check(void);
+
+/* What a run learnt of the items it left in a class: the schedule of the
+ * crawler's own runs is made from it. */
+#define CRAWL_TALLY_MINUTES 60
+struct crawl_tally {
+    uint64_t live;             /* items checked and left */
+    uint64_t no_expiry;        /* ... of which never expire */
+    /* ... of which expire within minute m from now, for the next hour */
+    uint64_t by_minute[CRAWL_TALLY_MINUTES];
+};
+/* Count a live item with expiry time exptime (0: never). */
+void crawl_tally_add(struct crawl_tally *t, rel_time_t exptime);
+
 struct crawler_stats {
     bool ever_started;         /* the thread ran once (its stats are listed) */
     bool running;              /* a crawl is in progress */
@@ -37,10 +54,11 @@ void crawler_reset_stats(void);
  * and find and lock its slot themselves (nitem_lock_chunk: one header
  * read, counted, before the lock).  Call them without item locks. */
 
-/* Reclaim the item if it is expired or flushed; true if reclaimed.
- * Counts crawler_items_checked / crawler_reclaimed for its class. */
-bool items_crawl_check(item *it);
-bool items_crawl_check_n(uint64_t off);
+/* Reclaim the item if it is expired or flushed, else count it in tally;
+ * true if reclaimed.  Counts crawler_items_checked / crawler_reclaimed
+ * for its class. */
+bool items_crawl_check(item *it, struct crawl_tally *tally);
+bool items_crawl_check_n(uint64_t off, struct crawl_tally *tally);
 /* Format the item's metadump line ("key=... size=...\n") into buf if it
  * is still linked and alive; returns the length, 0 to skip it. */
 size_t items_crawl_dump(item *it, char *buf, size_t size);

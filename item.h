@@ -49,6 +49,8 @@ enum store_cmd {
                                    * value bound for the N-zone (items.c) */
 #define ITEM_REF        (1 << 9)  /* accessed since the MQ's aging hand last
                                    * passed it (items_mq.c) */
+#define ITEM_COLD       (1 << 10) /* in queue 0's COLD part (items_mq.c);
+                                   * changed under the MQ class lock too */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */

@@ -615,6 +615,9 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
         return NULL;
     }
     if (hd_loc_is_n(*locp)) {
+        if (t != NULL) {
+            t->hit_segment = LRU_COLD;   /* the N-zone is the cold tier */
+        }
         return do_item_get_n(locp, &get_probe, hv, t, how, status);
     }
     item *it = hd_loc_to_item(*locp);
@@ -646,6 +649,7 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
      * to keep the DRAM-only path short */
     if (t != NULL) {
         STAT_INCR(t->stats.tier_d_hits[it->slabs_clsid]);
+        t->hit_segment = mq_segment(it);
     }
     if (how & LOOKUP_BUMP) {
         do_item_bump(it);

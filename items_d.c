@@ -304,7 +304,7 @@ unsigned int items_evict_page(unsigned int clsid, const void *start,
     return unlinked;
 }
 
-bool items_crawl_check(item *it)
+bool items_crawl_check(item *it, struct crawl_tally *tally)
 {
     struct class_counters *cc = &ccount[it->slabs_clsid];
     uint64_t hv = hash_key(ITEM_key(it), it->nkey);
@@ -319,6 +319,8 @@ bool items_crawl_check(item *it)
         ctr_add(&cc->crawler_reclaimed, 1);
         do_item_unlink(it, hv);
         reclaimed = true;
+    } else if (it->it_flags & ITEM_LINKED) {
+        crawl_tally_add(tally, load_exptime(it));
     }
     item_unlock(hv);
     item_remove(it);

@@ -103,7 +103,7 @@ void dlru_init(const struct tier_engine *e)
         pthread_mutex_init(&nl[i].lock, NULL);
     }
     dlru_reset_stats();
-    mq_set_segmented(DLRU_SEGMENTS, DLRU_HOT);
+    mq_set_segmented(DLRU_SEGMENTS, DLRU_HOT, dlru_lru_segments);
 }
 
 /* ---- N lists (class lock held) ---- */

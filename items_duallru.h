@@ -35,6 +35,15 @@ enum dlru_seg {
     DLRU_SEGMENTS = 4
 };
 
+/* memcached's segment of each D segment in `stats items` (items_mq.h):
+ * an item on its way to the N-zone is cold */
+static const enum lru_segment dlru_lru_segments[DLRU_SEGMENTS] = {
+    [DLRU_MOVE] = LRU_COLD,
+    [DLRU_COLD] = LRU_COLD,
+    [DLRU_WARM] = LRU_WARM,
+    [DLRU_HOT] = LRU_HOT,
+};
+
 /* an N item's header `lru` field */
 #define DLRU_ACTIVE  1u
 #define DLRU_PROMOTE 2u

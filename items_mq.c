@@ -14,6 +14,16 @@
  * Segmented mode (tier_policy=duallru): the same queues hold Fogcached's
  * segments; items_duallru.c decides where an item goes and calls mq_move.
  *
+ * memcached's segments (doc/tiering.md "Segments"), otherwise: queue 0 is
+ * a FIFO of the keys not read since they were stored (a read moves a key
+ * up, and nothing is put anywhere but at a head), so its COLD items, the
+ * ones the LRU maintainer has moved out of HOT (ITEM_COLD), are the run
+ * from its tail up to hot_tail, its HOT items the rest.  Moving HOT's
+ * tail into COLD therefore keeps its place in the FIFO: the victim
+ * searches see one queue 0, as before.  The queues above 0 are WARM.
+ * hot_tail and the COLD count are guarded by the class lock; ITEM_COLD
+ * changes under the class lock and the item lock, as the queue fields do.
+ *
  * Placeholders (cursors of the crawler and metadump) sit in the queues as
  * item headers with slabs_clsid 0, which no real item has.
  *
@@ -80,9 +90,14 @@ struct mq_class {
     item *head[MQ_QUEUES_MAX];
     item *tail[MQ_QUEUES_MAX];
     uint64_t count[MQ_QUEUES_MAX];
+    item *hot_tail;              /* queue 0's HOT item nearest its tail */
+    uint64_t cold;               /* queue 0's COLD items */
     uint64_t lrutail_reflocked;
     uint64_t lock_busy;
     uint64_t aged;               /* items the aging hand moved down */
+    uint64_t moves_to_cold;
+    uint64_t moves_to_warm;
+    uint64_t moves_within_lru;
 };
 
 struct mq_cursor {
@@ -112,9 +127,27 @@ static unsigned int nqueues = MQ_QUEUES_DEFAULT;
 static bool segmented;           /* queues are segments: see items_mq.h */
 static unsigned int entry_level; /* segmented: where mq_link puts items */
 
+uint8_t mq_queue_segment[MQ_QUEUES_MAX];
+
 static bool is_placeholder(const item *it)
 {
     return it->slabs_clsid == 0;
+}
+
+/* The next real item toward the head from it, or NULL. */
+static item *real_prev(item *it)
+{
+    item *prev = it->prev;
+    while (prev != NULL && is_placeholder(prev)) {
+        prev = prev->prev;
+    }
+    return prev;
+}
+
+/* Does queue 0 have a HOT and a COLD part (see the top of the file)? */
+static bool splits_queue0(void)
+{
+    return !segmented;
 }
 
 void mq_init(void)
@@ -130,10 +163,19 @@ void mq_init(void)
         memset(cls->head, 0, sizeof(cls->head));
         memset(cls->tail, 0, sizeof(cls->tail));
         memset(cls->count, 0, sizeof(cls->count));
+        cls->hot_tail = NULL;
+        cls->cold = 0;
         cls->lrutail_reflocked = 0;
         cls->lock_busy = 0;
         cls->aged = 0;
+        cls->moves_to_cold = 0;
+        cls->moves_to_warm = 0;
+        cls->moves_within_lru = 0;
         pthread_mutex_init(&cls->lock, NULL);
+    }
+    mq_queue_segment[0] = LRU_HOT;
+    for (unsigned int q = 1; q < MQ_QUEUES_MAX; q++) {
+        mq_queue_segment[q] = LRU_WARM;
     }
     segmented = false;
     entry_level = 0;
@@ -145,10 +187,14 @@ void mq_set_aging(const struct mq_aging_ops *ops)
     aging = ops;
 }
 
-void mq_set_segmented(unsigned int n, unsigned int entry)
+void mq_set_segmented(unsigned int n, unsigned int entry,
+                      const enum lru_segment *segments)
 {
     nqueues = n < 2 ? 2 : n > MQ_QUEUES_MAX ? MQ_QUEUES_MAX : n;
     entry_level = entry < nqueues ? entry : nqueues - 1;
+    for (unsigned int q = 0; q < nqueues; q++) {
+        mq_queue_segment[q] = segments[q < n ? q : n - 1];
+    }
     segmented = true;
 }
 
@@ -208,20 +254,50 @@ static void do_remove(struct mq_class *cls, unsigned int q, item *it)
     it->next = it->prev = NULL;
 }
 
-/* Put a real item at the head of queue `level`. */
+/* Put a real item at the head of queue `level` (queue 0: in HOT). */
 static void do_enqueue(struct mq_class *cls, item *it, unsigned int level)
 {
     it->mq_level = (uint8_t)level;
     do_insert_head(cls, level, it);
     cls->count[level]++;
-    it->it_flags |= ITEM_QUEUED;
+    it->it_flags = (uint16_t)((it->it_flags | ITEM_QUEUED) & ~ITEM_COLD);
+    if (level == 0 && splits_queue0() && cls->hot_tail == NULL) {
+        cls->hot_tail = it;
+    }
 }
 
 static void do_dequeue(struct mq_class *cls, item *it)
 {
+    if (it->mq_level == 0 && splits_queue0()) {
+        if (it->it_flags & ITEM_COLD) {
+            cls->cold--;
+        } else if (cls->hot_tail == it) {
+            cls->hot_tail = real_prev(it);
+        }
+    }
     do_remove(cls, it->mq_level, it);
     cls->count[it->mq_level]--;
-    it->it_flags &= ~ITEM_QUEUED;
+    it->it_flags &= (uint16_t)~(ITEM_QUEUED | ITEM_COLD);
+}
+
+/* Move a queued item to the head of queue `level`, counting the move
+ * between segments it makes. */
+static void do_requeue(struct mq_class *cls, item *it, unsigned int level)
+{
+    enum lru_segment from = mq_segment(it);
+    do_dequeue(cls, it);
+    do_enqueue(cls, it, level);
+    enum lru_segment to = mq_segment(it);
+    if (to == LRU_WARM) {
+        if (from != LRU_WARM) {
+            cls->moves_to_warm++;
+        } else if (segmented) {
+            /* duallru rotating an active item through WARM */
+            cls->moves_within_lru++;
+        }
+    } else if (to == LRU_COLD && from != LRU_COLD) {
+        cls->moves_to_cold++;
+    }
 }
 
 /* ---- aging (see the top of the file; class lock held) ---- */
@@ -267,16 +343,10 @@ void mq_unlink(item *it)
     pthread_mutex_unlock(&cls->lock);
 }
 
-void mq_bump(item *it)
+/* mq_bump's move, kept out of line so that the common case, which
+ * returns at once, saves no registers for it. */
+static __attribute__((noinline)) void bump_move(item *it, unsigned int level)
 {
-    unsigned int level = mq_level_for_counter(it->counter);
-    /* The item lock makes mq_level and time stable here, so the common
-     * case (bumped recently, still in the right queue) needs no lock. */
-    if ((it->it_flags & ITEM_QUEUED) == 0
-            || (level == it->mq_level
-                && it->time + ITEM_UPDATE_INTERVAL > current_time)) {
-        return;
-    }
     struct mq_class *cls = &classes[it->slabs_clsid];
     if (segmented) {
         /* no move: only the access time, at most once per interval */
@@ -288,10 +358,26 @@ void mq_bump(item *it)
         return;
     }
     pthread_mutex_lock(&cls->lock);
+    if (it->mq_level == 0 && level != 0) {
+        cls->moves_to_warm++;    /* out of queue 0, into WARM */
+    }
     do_dequeue(cls, it);
     it->time = current_time;
     do_enqueue(cls, it, level);
     pthread_mutex_unlock(&cls->lock);
+}
+
+void mq_bump(item *it)
+{
+    unsigned int level = mq_level_for_counter(it->counter);
+    /* The item lock makes mq_level and time stable here, so the common
+     * case (bumped recently, still in the right queue) needs no lock. */
+    if ((it->it_flags & ITEM_QUEUED) == 0
+            || (level == it->mq_level
+                && it->time + ITEM_UPDATE_INTERVAL > current_time)) {
+        return;
+    }
+    bump_move(it, level);
 }
 
 bool mq_relevel(item *it, uint32_t counter)
@@ -305,8 +391,7 @@ bool mq_relevel(item *it, uint32_t counter)
     }
     struct mq_class *cls = &classes[it->slabs_clsid];
     pthread_mutex_lock(&cls->lock);
-    do_dequeue(cls, it);
-    do_enqueue(cls, it, level);
+    do_requeue(cls, it, level);
     pthread_mutex_unlock(&cls->lock);
     return true;
 }
@@ -319,8 +404,7 @@ void mq_move(item *it, unsigned int level)
     struct mq_class *cls = &classes[it->slabs_clsid];
     pthread_mutex_lock(&cls->lock);
     if (it->it_flags & ITEM_QUEUED) {
-        do_dequeue(cls, it);
-        do_enqueue(cls, it, level);
+        do_requeue(cls, it, level);
     }
     pthread_mutex_unlock(&cls->lock);
 }
@@ -455,6 +539,7 @@ static void do_rotate(struct mq_class *cls, item *it)
     unsigned int level = it->mq_level;
     do_dequeue(cls, it);
     do_enqueue(cls, it, level);
+    cls->moves_within_lru++;
 }
 
 /* Claim `it`, whose item lock we hold, as the victim: pinned and accepted,
@@ -507,16 +592,6 @@ static item *do_age_tails(struct mq_class *cls, mq_accept_fn accept,
         item_unlock(hv);
     }
     return NULL;
-}
-
-/* The next real item toward the head from it, or NULL. */
-static item *real_prev(item *it)
-{
-    item *prev = it->prev;
-    while (prev != NULL && is_placeholder(prev)) {
-        prev = prev->prev;
-    }
-    return prev;
 }
 
 /* CLOCK over the lowest non-empty queue above 0: the first tail item that
@@ -590,6 +665,11 @@ item *mq_pick_victim(unsigned int clsid, mq_accept_fn accept, void *arg,
         for (unsigned int q = 0; q < nqueues && victim == NULL; q++) {
             victim = do_claim_tail(cls, q, accept, arg, hv_out);
         }
+    }
+    if (victim != NULL && mq_segment(victim) != LRU_COLD) {
+        /* memcached takes its victims from COLD: a HOT or WARM one is
+         * moved there on its way out */
+        cls->moves_to_cold++;
     }
     pthread_mutex_unlock(&cls->lock);
     return victim;
@@ -742,7 +822,90 @@ void mq_cursor_stop(struct mq_cursor *cur)
     pthread_mutex_unlock(&cls->lock);
 }
 
+/* ---- HOT to COLD (the LRU maintainer) ---- */
+
+/* Should HOT's tail item (age seconds old, hot items of the class's
+ * total) go to COLD?  memcached's rule, with shares counted in items. */
+static bool hot_tail_leaves(uint64_t hot, uint64_t total, rel_time_t age,
+                            rel_time_t cold_age)
+{
+    /* `lru mode flat`: memcached keeps nothing in HOT */
+    uint64_t pct = settings.lru_segmented ? (uint64_t)settings.hot_lru_pct
+                                          : 0;
+    double max_age = (double)cold_age * settings.hot_max_factor;
+    return hot * 100 > total * pct || (double)age > max_age;
+}
+
+unsigned int mq_age_hot(unsigned int clsid, unsigned int max)
+{
+    if (!splits_queue0()) {
+        return 0;
+    }
+    struct mq_class *cls = &classes[clsid];
+    rel_time_t now = current_time;
+    unsigned int moved = 0;
+
+    pthread_mutex_lock(&cls->lock);
+    uint64_t total = do_class_items(cls);
+    rel_time_t cold_age = 0;
+    item *cold_tail = cls->cold > 0 ? do_real_tail(cls, 0) : NULL;
+    if (cold_tail != NULL && now > cold_tail->time) {
+        cold_age = now - cold_tail->time;
+    }
+    while (moved < max && cls->hot_tail != NULL) {
+        item *it = cls->hot_tail;
+        rel_time_t age = now > it->time ? now - it->time : 0;
+        if (!hot_tail_leaves(cls->count[0] - cls->cold, total, age,
+                             cold_age)) {
+            break;
+        }
+        /* an item lock held elsewhere stops the move until the next
+         * round: COLD must stay the run at queue 0's tail */
+        uint64_t hv = hash_key(ITEM_key(it), it->nkey);
+        if (item_trylock(hv) != 0) {
+            cls->lock_busy++;
+            break;
+        }
+        it->it_flags |= ITEM_COLD;
+        cls->cold++;
+        cls->hot_tail = real_prev(it);
+        cls->moves_to_cold++;
+        item_unlock(hv);
+        moved++;
+    }
+    pthread_mutex_unlock(&cls->lock);
+    return moved;
+}
+
 /* ---- stats ---- */
+
+static void segment_add(struct mq_segment_stats *seg, uint64_t count,
+                        const item *tail)
+{
+    seg->count += count;
+    if (tail != NULL && (!seg->any || tail->time < seg->oldest)) {
+        seg->oldest = tail->time;
+        seg->any = true;
+    }
+}
+
+/* Each queue counted in its segment, queue 0 split between HOT and COLD
+ * (class lock held). */
+static void do_segment_stats(struct mq_class *cls, struct mq_class_stats *out)
+{
+    unsigned int first = 0;
+    if (splits_queue0()) {
+        segment_add(&out->segment[LRU_HOT], cls->count[0] - cls->cold,
+                    cls->hot_tail);
+        segment_add(&out->segment[LRU_COLD], cls->cold,
+                    cls->cold > 0 ? do_real_tail(cls, 0) : NULL);
+        first = 1;
+    }
+    for (unsigned int q = first; q < nqueues; q++) {
+        segment_add(&out->segment[mq_queue_segment[q]], cls->count[q],
+                    do_real_tail(cls, q));
+    }
+}
 
 void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out)
 {
@@ -751,15 +914,16 @@ void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out)
     pthread_mutex_lock(&cls->lock);
     for (unsigned int q = 0; q < nqueues; q++) {
         out->count[q] = cls->count[q];
-        item *it = cls->tail[q];
-        while (it != NULL && is_placeholder(it)) {
-            it = it->prev;
-        }
+        item *it = do_real_tail(cls, q);
         out->tail_time[q] = it != NULL ? it->time : 0;
     }
+    do_segment_stats(cls, out);
     out->lrutail_reflocked = cls->lrutail_reflocked;
     out->lock_busy = cls->lock_busy;
     out->aged = cls->aged;
+    out->moves_to_cold = cls->moves_to_cold;
+    out->moves_to_warm = cls->moves_to_warm;
+    out->moves_within_lru = cls->moves_within_lru;
     pthread_mutex_unlock(&cls->lock);
 }
 
@@ -770,6 +934,9 @@ void mq_reset_class_stats(void)
         classes[i].lrutail_reflocked = 0;
         classes[i].lock_busy = 0;
         classes[i].aged = 0;
+        classes[i].moves_to_cold = 0;
+        classes[i].moves_to_warm = 0;
+        classes[i].moves_within_lru = 0;
         pthread_mutex_unlock(&classes[i].lock);
     }
 }

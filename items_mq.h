@@ -16,6 +16,14 @@
  * item's access time once per ITEM_UPDATE_INTERVAL).  Eviction order is
  * unchanged: queue 0's tail first.
  *
+ * memcached's segments (HOT, WARM, COLD; doc/tiering.md "Segments"):
+ * queue 0 is a FIFO of the keys not read since they were stored, its head
+ * part HOT and its tail part COLD; the LRU maintainer moves HOT's tail
+ * into COLD as memcached's does (mq_age_hot), which leaves its place in
+ * the FIFO as it was; the queues above 0 are WARM.  In segmented mode
+ * each queue is the segment the caller maps it to.  The moves between
+ * segments are counted (moves_to_cold, moves_to_warm, moves_within_lru).
+ *
  * Locks: one mutex per class guards its queues, the queue links of its
  * items (next/prev, mq_level, ITEM_QUEUED) and its counts.  Every change of
  * an item's queue position is made with the item's item lock held as well,
@@ -28,6 +36,7 @@
 
 #include "clock.h"
 #include "item.h"
+#include "stats.h"
 
 #define MQ_QUEUES_MAX 16
 #define MQ_QUEUES_DEFAULT 8
@@ -60,8 +69,10 @@ struct mq_aging_ops {
 void mq_set_aging(const struct mq_aging_ops *ops);
 
 /* Segmented mode: n queues (2..MQ_QUEUES_MAX), new links at the head of
- * queue `entry`.  Call after mq_init, before any item is linked. */
-void mq_set_segmented(unsigned int n, unsigned int entry);
+ * queue `entry`, queue q being memcached's segment segments[q] in the
+ * stats.  Call after mq_init, before any item is linked. */
+void mq_set_segmented(unsigned int n, unsigned int entry,
+                      const enum lru_segment *segments);
 
 /* The queue a counter belongs in. */
 unsigned int mq_level_for_counter(uint32_t counter);
@@ -132,19 +143,48 @@ void mq_cursor_start(struct mq_cursor *cur, unsigned int clsid,
 item *mq_cursor_next(struct mq_cursor *cur);
 void mq_cursor_stop(struct mq_cursor *cur);
 
+/* ---- segments ---- */
+
+/* The segment of each queue (queue 0 also holds COLD items: ITEM_COLD);
+ * set up by mq_init and mq_set_segmented, read-only afterwards. */
+extern uint8_t mq_queue_segment[MQ_QUEUES_MAX];
+
+/* The segment `it` is in (its item lock held); an item in no queue (an
+ * N item's snapshot) is in the cache's cold tier.  Inline: every hit
+ * asks (hits_to_*). */
+static inline enum lru_segment mq_segment(const item *it)
+{
+    if ((it->it_flags & (ITEM_QUEUED | ITEM_COLD)) != ITEM_QUEUED) {
+        return LRU_COLD;
+    }
+    return (enum lru_segment)mq_queue_segment[it->mq_level];
+}
+
+/* The LRU maintainer's turn at class clsid: while HOT holds more than
+ * hot_lru_pct of the class's items (none with `lru mode flat`), or its
+ * tail item is older than hot_max_factor times COLD's tail item, move
+ * HOT's tail into COLD, at most max items.  Nothing in segmented mode.
+ * Returns how many moved.  Call without item locks. */
+unsigned int mq_age_hot(unsigned int clsid, unsigned int max);
+
+struct mq_segment_stats {
+    uint64_t count;
+    rel_time_t oldest;           /* time of its oldest tail item */
+    bool any;
+};
+
 struct mq_class_stats {
     uint64_t count[MQ_QUEUES_MAX];
     rel_time_t tail_time[MQ_QUEUES_MAX];  /* time of the tail item; 0 if empty */
+    struct mq_segment_stats segment[LRU_SEGMENTS];
     uint64_t lrutail_reflocked;       /* candidates skipped: referenced */
     uint64_t lock_busy;               /* candidates skipped: lock busy */
     uint64_t aged;                    /* moved down a queue by aging */
+    uint64_t moves_to_cold;           /* HOT or WARM items that went COLD */
+    uint64_t moves_to_warm;           /* HOT or COLD items that went WARM */
+    uint64_t moves_within_lru;        /* WARM items given a second chance */
 };
 void mq_get_class_stats(unsigned int clsid, struct mq_class_stats *out);
 void mq_reset_class_stats(void);
-
-/* memcached's hot/warm/cold view of the MQ queues (`stats items`): queue
- * 0 is cold (the next victims), queues 1-3 warm, 4 and up hot. */
-#define MQ_WARM_FIRST 1
-#define MQ_HOT_FIRST 4
 
 #endif

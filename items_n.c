@@ -610,7 +610,7 @@ const struct clock_nvm_ops clock_ops = {
     .itemless_class = ncopy_itemless_class,
 };
 
-bool items_crawl_check_n(uint64_t off)
+bool items_crawl_check_n(uint64_t off, struct crawl_tally *tally)
 {
     nitem_hdr h;
     bool busy;
@@ -638,6 +638,8 @@ bool items_crawl_check_n(uint64_t off)
                          item_make_ntotal(h.nkey, (int)h.nbytes));
         slabs_tier_free(off);
         reclaimed = true;
+    } else {
+        crawl_tally_add(tally, h.exptime);
     }
     item_unlock(hv);
     return reclaimed;

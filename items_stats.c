@@ -39,7 +39,8 @@
 struct storage_totals {
     uint64_t curr_items, curr_bytes, evicted, reclaimed, expired_unfetched,
              evicted_unfetched, evicted_active, crawler_reclaimed,
-             crawler_items_checked, lrutail_reflocked, direct_reclaims;
+             crawler_items_checked, lrutail_reflocked, direct_reclaims,
+             moves_to_cold, moves_to_warm, moves_within_lru;
 };
 
 static void sum_classes(struct storage_totals *tot)
@@ -62,6 +63,9 @@ static void sum_classes(struct storage_totals *tot)
         if (id <= slabs_largest_clsid()) {
             mq_get_class_stats(id, &ms);
             tot->lrutail_reflocked += ms.lrutail_reflocked;
+            tot->moves_to_cold += ms.moves_to_cold;
+            tot->moves_to_warm += ms.moves_to_warm;
+            tot->moves_within_lru += ms.moves_within_lru;
         }
     }
 }
@@ -132,39 +136,21 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     STAT_U64("crawler_items_checked", tot.crawler_items_checked);
     STAT_U64("lrutail_reflocked", tot.lrutail_reflocked);
     if (settings.lru_maintainer_thread) {
-        STAT_U64("moves_to_cold", 0);
-        STAT_U64("moves_to_warm", 0);
-        STAT_U64("moves_within_lru", 0);
+        STAT_U64("moves_to_cold", tot.moves_to_cold);
+        STAT_U64("moves_to_warm", tot.moves_to_warm);
+        STAT_U64("moves_within_lru", tot.moves_within_lru);
         STAT_U64("direct_reclaims", tot.direct_reclaims);
+        /* hits move items themselves: no bump is queued, none dropped */
         STAT_U64("lru_bumps_dropped", 0);
     }
 }
 
-/* memcached's hot/warm/cold view of the D queues: below the policy's
- * warm_first cold, below hot_first warm, the rest hot (items_mq.h). */
-
-struct queue_group {
-    uint64_t count;
-    rel_time_t oldest;           /* tail time of the group's lowest queue */
-    bool any;
-};
-
-static void group_queues(const struct mq_class_stats *ms, unsigned int from,
-                         unsigned int to, struct queue_group *g)
+/* Seconds since the segment's oldest tail item was last used, as
+ * memcached's age_hot, age_warm and age (COLD) read their tails. */
+static uint64_t segment_age(const struct mq_segment_stats *seg)
 {
-    memset(g, 0, sizeof(*g));
-    for (unsigned int q = from; q < to; q++) {
-        g->count += ms->count[q];
-        if (!g->any && ms->count[q] != 0) {
-            g->oldest = ms->tail_time[q];
-            g->any = true;
-        }
-    }
-}
-
-static uint64_t group_age(const struct queue_group *g)
-{
-    return g->any && current_time > g->oldest ? current_time - g->oldest : 0;
+    return seg->any && current_time > seg->oldest
+        ? current_time - seg->oldest : 0;
 }
 
 static void item_class_stat(ADD_STAT add_stats, void *c, unsigned int id,
@@ -199,44 +185,41 @@ static void item_evicted_stats(ADD_STAT add_stats, void *c, unsigned int id,
     }
 }
 
-static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
+static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id,
+                             struct thread_stats *ts)
 {
     struct class_counters *cc = &ccount[id];
     struct mq_class_stats ms;
-    struct queue_group hot, warm, cold, all;
     mq_get_class_stats(id, &ms);
-    unsigned int q = mq_queues();
+    const struct mq_segment_stats *hot = &ms.segment[LRU_HOT];
+    const struct mq_segment_stats *warm = &ms.segment[LRU_WARM];
+    const struct mq_segment_stats *cold = &ms.segment[LRU_COLD];
     uint64_t n_items = ctr_get(&cc->n_items);
-    unsigned int warm_first = active_policy->warm_first;
-    unsigned int hot_first = active_policy->hot_first;
-    group_queues(&ms, hot_first < q ? hot_first : q, q, &hot);
-    group_queues(&ms, warm_first < q ? warm_first : q,
-                 hot_first < q ? hot_first : q, &warm);
-    group_queues(&ms, 0, warm_first, &cold);
-    group_queues(&ms, 0, q, &all);
-    if (all.count + n_items == 0) {
+    uint64_t d_items = hot->count + warm->count + cold->count;
+    if (d_items + n_items == 0) {
         return;
     }
-    /* number counts both zones.  hot and warm are D queues; the N-zone is
-     * the cache's cold tier, so its items count as cold and the three add
-     * up to number, as in memcached (doc/tiering.md "Stats with two
-     * zones").  Ages are the D queues' (N items are kept in no order). */
+    /* number counts both zones.  The segments are the D queues' (items_mq.h);
+     * the N-zone is the cache's cold tier, so its items count as cold and
+     * the three add up to number, as in memcached (doc/tiering.md "Stats
+     * with two zones").  Ages are the D queues' (N items are kept in no
+     * order). */
     /* memcached's segmented-LRU lines come with its maintainer only */
     bool segmented = settings.lru_maintainer_thread;
-    item_class_stat(add_stats, c, id, "number", all.count + n_items);
+    item_class_stat(add_stats, c, id, "number", d_items + n_items);
     if (segmented) {
-        item_class_stat(add_stats, c, id, "number_hot", hot.count);
-        item_class_stat(add_stats, c, id, "number_warm", warm.count);
+        item_class_stat(add_stats, c, id, "number_hot", hot->count);
+        item_class_stat(add_stats, c, id, "number_warm", warm->count);
         item_class_stat(add_stats, c, id, "number_cold",
-                        cold.count + n_items);
+                        cold->count + n_items);
         if (settings.temp_lru) {
             /* no temporary LRU here: short-TTL items join the others */
             item_class_stat(add_stats, c, id, "number_temp", 0);
         }
-        item_class_stat(add_stats, c, id, "age_hot", group_age(&hot));
-        item_class_stat(add_stats, c, id, "age_warm", group_age(&warm));
+        item_class_stat(add_stats, c, id, "age_hot", segment_age(hot));
+        item_class_stat(add_stats, c, id, "age_warm", segment_age(warm));
     }
-    item_class_stat(add_stats, c, id, "age", group_age(&all));
+    item_class_stat(add_stats, c, id, "age", segment_age(cold));
     item_class_stat(add_stats, c, id, "mem_requested",
                     ctr_get(&cc->curr_bytes));
     item_evicted_stats(add_stats, c, id, segmented);
@@ -247,24 +230,36 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id)
     item_class_stat(add_stats, c, id, "lrutail_reflocked",
                     ms.lrutail_reflocked);
     if (segmented) {
-        item_class_stat(add_stats, c, id, "moves_to_cold", 0);
-        item_class_stat(add_stats, c, id, "moves_to_warm", 0);
-        item_class_stat(add_stats, c, id, "moves_within_lru", 0);
+        item_class_stat(add_stats, c, id, "moves_to_cold", ms.moves_to_cold);
+        item_class_stat(add_stats, c, id, "moves_to_warm", ms.moves_to_warm);
+        item_class_stat(add_stats, c, id, "moves_within_lru",
+                        ms.moves_within_lru);
         item_class_stat(add_stats, c, id, "direct_reclaims",
                         ctr_get(&cc->direct_reclaims));
-        item_class_stat(add_stats, c, id, "hits_to_hot", 0);
-        item_class_stat(add_stats, c, id, "hits_to_warm", 0);
-        item_class_stat(add_stats, c, id, "hits_to_cold", 0);
-        item_class_stat(add_stats, c, id, "hits_to_temp", 0);
+        stat_u64 *hits = ts->lru_hits[id];
+        item_class_stat(add_stats, c, id, "hits_to_hot",
+                        STAT_GET(hits[LRU_HOT]));
+        item_class_stat(add_stats, c, id, "hits_to_warm",
+                        STAT_GET(hits[LRU_WARM]));
+        item_class_stat(add_stats, c, id, "hits_to_cold",
+                        STAT_GET(hits[LRU_COLD]));
+        item_class_stat(add_stats, c, id, "hits_to_temp",
+                        STAT_GET(hits[LRU_TEMP]));
     }
 }
 
 void item_stats(ADD_STAT add_stats, void *c)
 {
+    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    if (ts == NULL) {
+        return;
+    }
+    threadlocal_stats_aggregate(ts);
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
             id++) {
-        item_stats_class(add_stats, c, id);
+        item_stats_class(add_stats, c, id, ts);
     }
+    free(ts);
 }
 
 void item_stats_reset(void)

@@ -7,9 +7,11 @@
  * and reclaims the expired and flushed items it finds there, counted in
  * `reclaimed` as memcached's maintainer counts them, so their memory goes
  * back to the free chunks without waiting for a client, an eviction or
- * the crawler.  It does not move live items: the MQ keeps its own order
- * (doc/protocol.md "Storage").  Each round also runs the page automover
- * (slabs_automove.h).
+ * the crawler.  It moves HOT's oldest items into COLD (items_mq.h
+ * mq_age_hot), which changes their segment and not their place: the MQ
+ * keeps its own order (doc/tiering.md "Segments").  Each round also runs
+ * the page automover (slabs_automove.h), and each second the LRU
+ * crawler's schedule (crawler.h crawler_auto_check).
  */
 #ifndef LRU_MAINTAINER_H
 #define LRU_MAINTAINER_H

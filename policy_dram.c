@@ -8,8 +8,6 @@
 #include "config.h"
 #include "tier_policy.h"
 
-#include "items_mq.h"
-
 static bool never(const struct placement_query *q, item **chunk)
 {
     return false;
@@ -20,6 +18,4 @@ const struct tier_policy_ops policy_dram = {
     .ages_d = true,
     .demotes = false,
     .places_in_nvm = never,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

@@ -80,6 +80,4 @@ const struct tier_policy_ops policy_duallru = {
     .class_stats = duallru_class_stats,
     .stats_reset = dlru_reset_stats,
     /* the D queues are the segments; Move to N counts as cold */
-    .warm_first = DLRU_WARM,
-    .hot_first = DLRU_HOT,
 };

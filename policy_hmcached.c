@@ -12,7 +12,6 @@
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
-#include "items_mq.h"
 #include "migrate.h"
 
 static bool hot_enough(unsigned int clsid, uint32_t counter)
@@ -26,6 +25,4 @@ const struct tier_policy_ops policy_hmcached = {
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = hot_enough,
     .n_reclaim = clock_nvm_reclaim,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

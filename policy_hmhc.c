@@ -269,6 +269,4 @@ const struct tier_policy_ops policy_hmhc = {
     .init = hmhc_init,
     .stats = hmhc_stats,
     .stats_reset = hmhc_stats_reset,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

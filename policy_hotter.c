@@ -134,6 +134,4 @@ const struct tier_policy_ops policy_hotter = {
     .n_reclaim = clock_nvm_reclaim,
     .init = note_d_room_at_start,
     .tick = note_d_room,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

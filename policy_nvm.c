@@ -8,7 +8,6 @@
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
-#include "items_mq.h"
 
 static bool always(const struct placement_query *q, item **chunk)
 {
@@ -20,6 +19,4 @@ const struct tier_policy_ops policy_nvm = {
     .demotes = false,
     .places_in_nvm = always,
     .n_reclaim = clock_nvm_reclaim,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

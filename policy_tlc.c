@@ -8,7 +8,6 @@
 #include "tier_policy.h"
 
 #include "clock_nvm.h"
-#include "items_mq.h"
 
 static bool every_hit(unsigned int clsid, uint32_t counter)
 {
@@ -21,6 +20,4 @@ const struct tier_policy_ops policy_tlc = {
     .places_in_nvm = tier_place_by_key_zone,
     .wants_promotion = every_hit,
     .n_reclaim = clock_nvm_reclaim,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

@@ -9,7 +9,6 @@
 
 #include "clock_nvm.h"
 #include "hash.h"
-#include "items_mq.h"
 
 static bool by_capacity(const struct placement_query *q, item **chunk)
 {
@@ -25,6 +24,4 @@ const struct tier_policy_ops policy_uni = {
     .demotes = false,
     .places_in_nvm = by_capacity,
     .n_reclaim = clock_nvm_reclaim,
-    .warm_first = MQ_WARM_FIRST,
-    .hot_first = MQ_HOT_FIRST,
 };

@@ -109,6 +109,7 @@ static inline void count_get_hit(conn *c, const item *it, bool touched)
     } else {
         STAT_INCR(s->get_cmds);
         STAT_INCR(s->slab_stats[it->slabs_clsid].get_hits);
+        STAT_INCR(s->lru_hits[it->slabs_clsid][c->thread->hit_segment]);
     }
 }
 

@@ -160,6 +160,10 @@ static void usage(void)
 "   - lru_maintainer / no_lru_maintainer: reclaim expired items at the LRU\n"
 "                          tails in the background (default), or when\n"
 "                          memory is allocated\n"
+"   - hot_lru_pct=<pct>    share of a class's items new keys may hold (HOT)\n"
+"                          before the oldest move to COLD (default: 20)\n"
+"   - hot_max_factor=<f>   HOT's oldest key moves to COLD once older than f\n"
+"                          times COLD's oldest (default: 0.2)\n"
 "   - idle_timeout=<s>     close connections idle longer (default: 0, off)\n"
 "   - read_buf_mem_limit=<mb> memory for connection buffers beyond their\n"
 "                          first (split between the workers; default: 0,\n"
@@ -297,11 +301,37 @@ static double subopt_double(const char *name, const char *val)
     return v;
 }
 
-/* memcached's LRU maintainer switch, and the temporary LRU's TTL (which
+static void warn_no_effect(const char *name, const char *why)
+{
+    fprintf(stderr, "WARNING: -o %s has no effect: %s\n", name, why);
+}
+
+/* hot_lru_pct, warm_lru_pct: 1 to 79, as memcached takes them */
+static int subopt_lru_pct(const char *name, const char *val)
+{
+    uint32_t pct = subopt_u32(name, val);
+    if (pct < 1 || pct > 79) {
+        die("%s must be between 1 and 79", name);
+    }
+    return (int)pct;
+}
+
+static double subopt_age_factor(const char *name, const char *val)
+{
+    double factor = subopt_double(name, val);
+    if (!(factor > 0)) {
+        die("%s must be greater than 0", name);
+    }
+    return factor;
+}
+
+/* memcached's LRU maintainer switch, the temporary LRU's TTL (which
  * turns that LRU on in memcached's stats; tiercached has no temporary
- * LRU).  Without the maintainer memcached's LRU is flat, and its expired
- * items are reclaimed when memory is allocated (doc/protocol.md
- * "Storage"). */
+ * LRU), and its segments' tuning: HOT's share and age limit take effect
+ * (items_mq.h mq_age_hot), WARM's are shown in `stats settings` only, as
+ * WARM is the MQ's upper queues, which nothing limits.  Without the
+ * maintainer memcached's LRU is flat, and its expired items are reclaimed
+ * when memory is allocated (doc/protocol.md "Storage"). */
 static bool parse_lru_subopt(const char *name, const char *val)
 {
     if (strcmp(name, "lru_maintainer") == 0) {
@@ -316,6 +346,16 @@ static bool parse_lru_subopt(const char *name, const char *val)
         settings.temporary_ttl = val != NULL && safe_strtol(val, &ttl) ? ttl
                                                                        : 0;
         settings.temp_lru = true;
+    } else if (strcmp(name, "hot_lru_pct") == 0) {
+        settings.hot_lru_pct = subopt_lru_pct(name, val);
+    } else if (strcmp(name, "hot_max_factor") == 0) {
+        settings.hot_max_factor = subopt_age_factor(name, val);
+    } else if (strcmp(name, "warm_lru_pct") == 0) {
+        settings.warm_lru_pct = subopt_lru_pct(name, val);
+        warn_no_effect(name, "WARM is the MQ's upper queues, not limited");
+    } else if (strcmp(name, "warm_max_factor") == 0) {
+        settings.warm_max_factor = subopt_age_factor(name, val);
+        warn_no_effect(name, "WARM is the MQ's upper queues, not limited");
     } else {
         return false;
     }
@@ -332,12 +372,6 @@ struct ignored_subopt {
 };
 
 static const struct ignored_subopt ignored_subopts[] = {
-    { "lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
-    { "no_lru_segmented", "DRAM replacement is MQ, not a segmented LRU" },
-    { "hot_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
-    { "warm_lru_pct", "DRAM replacement is MQ, not a segmented LRU" },
-    { "hot_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
-    { "warm_max_factor", "DRAM replacement is MQ, not a segmented LRU" },
     { "tail_repair_time", "there is no LRU tail repair" },
     { "modern", "it selects memcached's own defaults" },
     { "no_modern", "it selects memcached's own defaults" },
@@ -772,8 +806,7 @@ static void parse_subopt(char *name, char *val)
         return;
     } else if (ignored_subopt_reason(name) != NULL) {
         refuse_unbuilt_subopt(name);
-        fprintf(stderr, "WARNING: -o %s has no effect: %s\n", name,
-                ignored_subopt_reason(name));
+        warn_no_effect(name, ignored_subopt_reason(name));
     } else if (strncmp(name, "proxy_", 6) == 0) {
         refuse_unbuilt_subopt(name);
     } else {
@@ -1229,6 +1262,9 @@ void settings_check(void)
     check_tls_settings();
     if (settings.temp_lru && !settings.lru_maintainer_thread) {
         die("temporary_ttl requires lru_maintainer to be enabled");
+    }
+    if (settings.hot_lru_pct + settings.warm_lru_pct > 80) {
+        die("hot_lru_pct + warm_lru_pct must be at most 80");
     }
     check_maxconns();
     absolute_memory_file();

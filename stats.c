@@ -378,6 +378,9 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     append_stat("slab_automove_freeratio", add_stats, c, "%.3f",
                 settings.slab_automove_freeratio);
     tls_settings_stats(add_stats, c);
+    /* -N is accepted and changes nothing; memcached 1.6.18 shows this
+     * for a server started without it */
+    append_stat("num_napi_ids", add_stats, c, "%s", "(null)");
     append_stat("memory_file", add_stats, c, "%s",
                 settings.memory_file ? settings.memory_file : "(null)");
     tier_settings_stats(add_stats, c);

@@ -17,6 +17,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* memcached's LRU segments, in the order `stats items` lists their
+ * hits_to_* lines; items_mq.h says which items of ours are in which */
+enum lru_segment {
+    LRU_HOT,
+    LRU_WARM,
+    LRU_COLD,
+    LRU_TEMP,
+    LRU_SEGMENTS
+};
+
 /* ---- per-thread statistics ---- */
 struct slab_stats {
     stat_u64 set_cmds;
@@ -51,7 +61,8 @@ struct thread_stats {
     stat_u64 auth_errors;
     stat_u64 response_obj_oom;     /* replies cut off (conn_buf.c) */
     stat_u64 read_buf_oom;
-    stat_u64 lru_hits[MAX_NUMBER_OF_SLAB_CLASSES];
+    /* get hits by class and by the segment the item was in (hits_to_*) */
+    stat_u64 lru_hits[MAX_NUMBER_OF_SLAB_CLASSES][LRU_SEGMENTS];
     struct slab_stats slab_stats[MAX_NUMBER_OF_SLAB_CLASSES];
     stat_u64 response_obj_bytes;
     stat_u64 read_buf_count;

@@ -22,6 +22,10 @@ typedef struct libevent_thread {
     int notify_receive_fd;
     int notify_send_fd;
     struct conn_queue *new_conn_queue;
+    /* the LRU segment its last hit found the item in, before the hit
+     * moved it (items.c sets it, count_get_hit counts it in hits_to_*);
+     * beside the counters every get touches */
+    uint8_t hit_segment;          /* an enum lru_segment */
     struct thread_stats stats;
     /* bytes of N-zone snapshots that this thread's replies hold now: a
      * gauge, not a counter (stats reset leaves it), changed with atomic

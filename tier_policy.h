@@ -142,9 +142,6 @@ struct tier_policy_ops {
     void (*stats)(ADD_STAT add_stats, void *c);
     void (*class_stats)(ADD_STAT add_stats, void *c, unsigned int id);
     void (*stats_reset)(void);
-    /* `stats items`: the first queue counted as warm, and as hot */
-    unsigned int warm_first;
-    unsigned int hot_first;
 };
 
 /* The policy of settings.tier.policy (tier_policy.c). */

@@ -92,6 +92,16 @@ refused_ok('-o nvm_node=0,nvm_size=8m,nvm_restart=require',
      qr/an nvm_node= N-zone starts empty/]);
 refused_ok('-o nvm_size=8m,nvm_verify=always',
     [line_re('nvm_verify must be recovery or read (got always)')]);
+# the segmented LRU's tuning: memcached's bounds (doc/tiering.md
+# "Segments"); memcached 1.6.18 has no lru_segmented sub-option
+refused_ok('-o hot_lru_pct=80',
+    [line_re('hot_lru_pct must be between 1 and 79')]);
+refused_ok('-o hot_lru_pct=50',
+    [line_re('hot_lru_pct + warm_lru_pct must be at most 80')]);
+refused_ok('-o hot_max_factor=0',
+    [line_re('hot_max_factor must be greater than 0')]);
+refused_ok('-o no_lru_segmented',
+    [line_re('Illegal suboption "no_lru_segmented"')]);
 
 # the zone's first page holds its metadata: two pages at least
 refused_ok('-o nvm_size=4k',
@@ -134,8 +144,8 @@ warns_ok('-o ssl_chain_cert=/etc/cert.pem,ssl_key=/etc/key.pem',
     [qr/^WARNING: the ssl_\* options have no effect without -Z/]);
 warns_ok('-o ext_item_size=512',
     [qr/^WARNING: -o ext_item_size has no effect: extstore is not part/]);
-warns_ok('-o hot_lru_pct=20,no_chunked_items',
-    [qr/^WARNING: -o hot_lru_pct has no effect: .*segmented LRU/,
+warns_ok('-o warm_lru_pct=30,no_chunked_items',
+    [qr/^WARNING: -o warm_lru_pct has no effect: WARM is the MQ's upper /,
      qr/^WARNING: -o no_chunked_items has no effect: .*never split/]);
 warns_ok('-o tier_threshold=8,tier_promote=sync,nvm_emulate=224:924',
     [line_re('WARNING: -o nvm_emulate, tier_promote, tier_threshold: no '
@@ -165,6 +175,7 @@ warns_ok('-m 8 -o nvm_size=8m,nvm_verify=read', []);
 warns_ok('-m 64 -I 2m -o nvm_size=4m', []);
 warns_ok('-o tier_mq_queues=4,dram_node=0', []);
 warns_ok('-o watcher_logbuf_size=8,worker_logbuf_size=16', []);
+warns_ok('-o hot_lru_pct=30,hot_max_factor=0.5', []);
 warns_ok('-m 8 -o nvm_size=8m,tier_threshold=8,tier_promote=sync,'
     . 'nvm_emulate=1:1,tier_reassign=psa', []);
 {
@@ -180,7 +191,9 @@ like($help, qr/at least two slab\s+pages/, '-h: nvm_size names its minimum');
 # it lists only what takes effect (issue 23): the rest is in doc/protocol.md
 like($help, qr/other sub-options have no effect here.*doc\/protocol\.md/s,
     '-h: the others are named in doc/protocol.md');
-unlike($help, qr/(?<![\w-])(?:hot_lru_pct|modern|no_chunked_items|ext_\*|
+like($help, qr/hot_lru_pct=.*hot_max_factor=/s,
+    '-h: the HOT segment\'s tuning, which takes effect');
+unlike($help, qr/(?<![\w-])(?:warm_lru_pct|modern|no_chunked_items|ext_\*|
     slab_chunk_max|drop_privileges)(?![\w-])/x,
     '-h: no sub-option that has no effect is advertised');
 # memcached's own test library takes these words in -h for the features

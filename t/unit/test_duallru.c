@@ -138,7 +138,7 @@ static item *victim(void)
 
 static void test_segmented_mq(void)
 {
-    mq_set_segmented(DLRU_SEGMENTS, DLRU_HOT);
+    mq_set_segmented(DLRU_SEGMENTS, DLRU_HOT, dlru_lru_segments);
     ok(mq_queues() == DLRU_SEGMENTS, "segmented: one queue per segment");
     item *a = make_item("a", 200), *b = make_item("b", 0),
          *c = make_item("c", 3), *d = make_item("d", 1);

@@ -5,7 +5,8 @@
  * lock-busy items, cursors; with aging (mq_set_aging): probation's share,
  * the CLOCK over the main queues, the hand that ages idle items down a
  * queue, dead items first, and the demoting set-up without probation and
- * hand.
+ * hand; memcached's segments (HOT and COLD in queue 0, WARM above) and
+ * the moves between them.
  *
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
@@ -453,6 +454,92 @@ static void test_aging_dead_first(void)
     mq_set_aging(NULL);
 }
 
+static struct mq_class_stats class_stats(void)
+{
+    struct mq_class_stats st;
+    mq_get_class_stats(CLS, &st);
+    return st;
+}
+
+/* memcached's segments: queue 0's HOT and COLD parts, the maintainer's
+ * moves between them by share and by age, WARM above, and the moves
+ * counted. */
+static void test_segments(void)
+{
+    settings.lru_segmented = true;
+    settings.hot_lru_pct = 20;
+    settings.hot_max_factor = 0.2;
+    mq_reset_class_stats();
+    item *k[10];
+    link_n("k", 10, 1, k);
+    struct mq_class_stats st = class_stats();
+    ok(st.segment[LRU_HOT].count == 10 && st.segment[LRU_COLD].count == 0
+       && mq_segment(k[0]) == LRU_HOT, "new keys are HOT");
+    ok(mq_age_hot(CLS, 500) == 8, "HOT over 20%% of the class: its tail "
+       "moves until it is not");
+    st = class_stats();
+    ok(st.segment[LRU_HOT].count == 2 && st.segment[LRU_COLD].count == 8
+       && mq_segment(k[7]) == LRU_COLD && mq_segment(k[8]) == LRU_HOT
+       && st.moves_to_cold == 8, "the oldest eight are COLD, counted");
+    ok(mq_age_hot(CLS, 500) == 0, "young HOT items under the share stay");
+    current_time += 1;
+    ok(mq_age_hot(CLS, 500) == 2 && class_stats().segment[LRU_HOT].count
+       == 0, "older than hot_max_factor times COLD's tail age: they move");
+    item *n[1];
+    link_n("n", 1, 1, n);
+    ok(mq_segment(n[0]) == LRU_HOT && victim(NULL, NULL) == k[0],
+       "a new key is HOT; COLD's tail is the FIFO's tail, the victim");
+    current_time += 1;
+    item_lock(hv_of(n[0]));
+    ok(mq_age_hot(CLS, 500) == 0 && mq_segment(n[0]) == LRU_HOT,
+       "a HOT tail whose item lock is busy waits for the next round");
+    item_unlock(hv_of(n[0]));
+    ok(mq_age_hot(CLS, 500) == 1 && mq_segment(n[0]) == LRU_COLD,
+       "... and then moves");
+    k[3]->counter = 2;
+    current_time += ITEM_UPDATE_INTERVAL;
+    bump_locked(k[3]);
+    st = class_stats();
+    ok(mq_segment(k[3]) == LRU_WARM && st.moves_to_warm == 1
+       && st.segment[LRU_WARM].count == 1
+       && st.segment[LRU_COLD].count == 10,
+       "a read moves a COLD key up a queue: WARM, counted");
+    unlink_locked(n[0]);
+    unlink_locked(k[9]);
+    item *m[2];
+    link_n("m", 2, 1, m);
+    st = class_stats();
+    ok(st.segment[LRU_HOT].count == 2 && st.segment[LRU_COLD].count == 8
+       && mq_age_hot(CLS, 500) == 0, "unlinks keep the counts; new HOT keys "
+       "younger than a fifth of COLD's tail age stay");
+    current_time += 20;
+    ok(mq_age_hot(CLS, 500) == 2 && mq_segment(m[1]) == LRU_COLD,
+       "older, they move");
+    uint64_t before = class_stats().moves_to_cold;
+    item *h[1];
+    link_n("h", 1, 1, h);
+    for (int i = 0; i < 12; i++) {
+        item *v = victim(NULL, NULL);
+        if (v != NULL) {
+            unlink_locked(v);
+        }
+    }
+    st = class_stats();
+    ok(st.moves_to_cold == before + 2 && st.segment[LRU_WARM].count == 0,
+       "victims taken from HOT and WARM count as moved to COLD (%llu)",
+       (unsigned long long)(st.moves_to_cold - before));
+    settings.lru_segmented = false;
+    item *f[3];
+    link_n("f", 3, 1, f);
+    ok(mq_age_hot(CLS, 500) == 3, "lru mode flat: nothing stays HOT");
+    settings.lru_segmented = true;
+    unlink_all(f, 3);
+    unlink_all(h, 1);
+    unlink_all(m, 2);
+    free(n[0]);
+    unlink_all(k, 10);
+}
+
 int main(void)
 {
     unit_settings_defaults();
@@ -468,5 +555,6 @@ int main(void)
     test_aging_hand();
     test_aging_dead_first();
     test_aging_no_hand();
+    test_segments();
     return done_testing();
 }
