@@ -31,6 +31,9 @@ struct clock_nvm_ops {
     /* a class other than `except` whose N pages hold no item (copies at
      * most, under a policy that keeps them), or 0 */
     unsigned int (*itemless_class)(unsigned int except);
+    /* how many of class id's used chunks are copies now (relaxed: it
+     * only sizes the copy hand's search) */
+    uint64_t (*copies)(unsigned int id);
 };
 
 void clock_nvm_init(const struct clock_nvm_ops *ops);

@@ -372,6 +372,8 @@ bool ncopy_reclaim(uint64_t off, uint64_t hv);
 /* A class other than `except` with N pages but no N item (its used N
  * chunks are copies), or 0; under a policy that keeps copies only. */
 unsigned int ncopy_itemless_class(unsigned int except);
+/* Copies class id holds now (relaxed). */
+uint64_t ncopy_count(unsigned int id);
 
 /* ---- items.c ---- */
 bool key_in_dram(const char *key, size_t nkey);

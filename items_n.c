@@ -608,6 +608,7 @@ const struct clock_nvm_ops clock_ops = {
     .header_bytes = clock_header_bytes,
     .take_unnamed = ncopy_reclaim,
     .itemless_class = ncopy_itemless_class,
+    .copies = ncopy_count,
 };
 
 bool items_crawl_check_n(uint64_t off, struct crawl_tally *tally)

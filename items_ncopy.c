@@ -133,6 +133,12 @@ bool do_ncopy_demote(item *victim, uint64_t *off, uint32_t *atime_delta)
     return true;
 }
 
+uint64_t ncopy_count(unsigned int id)
+{
+    return id < MAX_NUMBER_OF_SLAB_CLASSES ? ctr_get(&ccount[id].n_copies)
+                                           : 0;
+}
+
 unsigned int ncopy_itemless_class(unsigned int except)
 {
     if (!policy_keeps_n_copy()) {
