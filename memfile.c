@@ -36,9 +36,13 @@
 
 /* The first line of PATH.meta: the format's name and version.  A change
  * to the file's lines or to what the item memory holds (item.h's header)
- * takes a new version; an older tiercached refuses a newer file. */
+ * takes a new version; an older tiercached refuses a newer file.  Version
+ * 2: `hashpower` is memcached's table power, restored at the start;
+ * version 1 held the index's own level, read as the same thing (it is at
+ * most memcached's figure, which the restored items then raise). */
 #define META_FORMAT "tiercached_memfile"
-#define META_VERSION "1"
+#define META_VERSION "2"
+#define META_VERSION_READ_TOO "1"
 #define META_LINE_MAX 256
 
 static struct {
@@ -298,7 +302,9 @@ static bool read_setting(struct meta_reader *r, unsigned int i,
 {
     char now[64];
     checked_settings[i].format(now, sizeof(now));
-    if (strcmp(now, value) != 0) {
+    bool older_format = checked_settings[i].format == fmt_version
+        && strcmp(value, META_VERSION_READ_TOO) == 0;
+    if (strcmp(now, value) != 0 && !older_format) {
         fprintf(stderr, "[restart] restart incompatible due to setting for"
                 " [%s] [old value: %s]\n", checked_settings[i].name, value);
         return false;
