@@ -8,7 +8,8 @@
 # PATH.meta.  kill -9 and SIGTERM leave no .meta: the next start is cold.
 # Pages are carved from the file as classes need them.
 # Changed -m or -I, or a .meta that is not ours: memcached's "[restart]"
-# lines and a cold start.  The same script against Debian's memcached
+# lines and a cold start; an empty or garbage .meta: the start refused,
+# as memcached refuses it.  The same script against Debian's memcached
 # brings back the same keys, and hash_power_level is kept across the
 # restart as memcached keeps it.  Servers are stopped with no request in
 # flight.
@@ -272,6 +273,36 @@ for my $case (['-m 32', 'maxbytes', 67108864],
 sub servers_of_both {
     return (['tiercached', ()], -x stock_bin() && !server_is_stock()
             ? (['memcached', stock => 1]) : ());
+}
+
+# ---- an empty or garbage .meta: both servers refuse to start ----
+for my $case (['an empty', '',
+               qr/\[restart\] Failed to read a tag from metadata file/],
+              ['a garbage', "garbage\nKmaxbytes 1\n",
+               qr/invalid metadata line:\s+garbage\s+\[restart\] corrupt/]) {
+    my ($what, $text, $message) = @$case;
+    for my $server (servers_of_both()) {
+        my ($name, %o) = @$server;
+        unlink $path;
+        open my $fh, '>', $meta or die "write $meta: $!";
+        print $fh $text;
+        close $fh;
+        chmod 0666, $meta;
+        my $srv = eval { start('-m 64', %o) };
+        my $err = $@;
+        ok(!$srv, "$name: $what .meta: the start is refused");
+        like($err, $message, "$name: $what .meta: memcached's message");
+        ok(-e $meta, "$name: $what .meta is left for the operator");
+        $srv->stop if $srv;
+    }
+    my $port = free_port();
+    my @argv = ('-p', $port, '-U', 0, '-l', '127.0.0.1', '-e', $path);
+    push @argv, '-u', 'nobody' if $> == 0;
+    my ($code, $out) = run_binary(server_bin(), \@argv, 10);
+    is($code, 65, "tiercached: exit status 65 (EX_DATAERR) for $what .meta");
+    like($out, qr/remove it to start with a clean cache/,
+         "tiercached: $what .meta: says what to do");
+    unlink $meta;
 }
 
 # ---- hash_power_level: memcached's figure, kept by a warm restart ----
