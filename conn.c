@@ -238,6 +238,7 @@ static void conn_cleanup(conn *c)
         c->producer(c, true);
     }
     resp_release(c);
+    resp_written(c);
 }
 
 /* The struct is handed over with the fd: whichever worker gets this fd
@@ -420,12 +421,30 @@ static void count_bytes_read(conn *c, ssize_t n)
     }
 }
 
+/* Is the buffered input the start of a line longer than the buffer?
+ * (Binary requests fit the first size.) */
+static bool line_outgrows_buffer(const conn *c)
+{
+    return c->protocol != binary_prot
+        && memchr(c->rcurr, '\n', c->rbytes) == NULL;
+}
+
 static enum read_result try_read_tcp(conn *c)
 {
     enum read_result result = READ_NO_DATA_RECEIVED;
+    if (!resp_read_buf_available(c)) {
+        return READ_ERROR;
+    }
     rbuf_compact(c);
     for (int rounds = 0; rounds < 4; rounds++) {
         if (c->rbytes >= c->rsize) {
+            /* under read_buf_mem_limit memcached fills its 16 KB buffer
+             * once per event, and takes a larger one only for a multiget
+             * line that does not fit it */
+            if (rounds > 0 && resp_obj_budget != 0
+                    && !line_outgrows_buffer(c)) {
+                break;
+            }
             if (!conn_buf_grow_read(c)) {
                 return READ_MEMORY_ERROR;
             }
@@ -635,14 +654,12 @@ static void note_command_time(conn *c)
                           memory_order_relaxed);
 }
 
-/* A command has been served, unless it waits for its value.  A reply cut
- * back to its command's start behind replies of earlier pipelined
- * commands ends the connection (conn_buf.c). */
-static void command_done(conn *c)
+/* memcached has no response object for a command (conn_buf.h): it closes
+ * the connection without sending what it had not sent yet. */
+static void out_of_response_objects(conn *c)
 {
-    if (c->state != conn_nread && !resp_command_end(c)) {
-        conn_set_state(c, conn_closing);
-    }
+    resp_drop_unsent(c);
+    conn_set_state(c, conn_closing);
 }
 
 /* A binary request: its header, extras and key must be buffered (a
@@ -668,13 +685,15 @@ static bool try_read_command_binary(conn *c)
     c->rcurr += prefix;
     c->rbytes -= prefix;
     note_command_time(c);
+    if (!resp_command_begin(c)) {
+        out_of_response_objects(c);
+        return true;
+    }
     conn_set_state(c, conn_parse_cmd);
-    resp_command_begin(c);
     process_command_binary(c, extras);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
-    command_done(c);
     return true;
 }
 
@@ -702,27 +721,29 @@ static bool try_read_command_ascii(conn *c)
     if (settings.verbose > 1) {
         fprintf(stderr, "<%d %s\n", c->sfd, line);
     }
+    if (!resp_command_begin(c)) {
+        out_of_response_objects(c);
+        return true;
+    }
     conn_set_state(c, conn_parse_cmd);
-    resp_command_begin(c);
     process_command_ascii(c, line, len);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
-    command_done(c);
     return true;
 }
 
 /* -Y before the client has authenticated (proto_auth.c). */
 static bool try_read_command_auth(conn *c)
 {
+    /* no response objects counted: the exchange comes once, before any
+     * command, and ends in a close when it fails */
     note_command_time(c);
     conn_set_state(c, conn_parse_cmd);
-    resp_command_begin(c);
     bool done = try_read_command_asciiauth(c);
     if (c->state == conn_parse_cmd) {
         conn_set_state(c, conn_new_cmd);
     }
-    command_done(c);
     return done;
 }
 
@@ -790,7 +811,6 @@ static bool nread_step(conn *c, bool *stop)
         if (c->state == conn_nread) {
             conn_set_state(c, conn_new_cmd);
         }
-        command_done(c);
         return true;
     }
     if (c->rbytes > 0) {
@@ -877,6 +897,7 @@ static void write_step(conn *c, bool *stop)
     switch (r) {
     case WRITE_COMPLETE:
         resp_release(c);
+        resp_written(c);
         if (c->producer != NULL && !c->close_after_write
                 && c->producer(c, false)) {
             break;              /* the reply's next batch, still conn_write */
@@ -906,6 +927,18 @@ static void write_step(conn *c, bool *stop)
     }
 }
 
+/* Nothing to write and no complete command buffered: wait for input.
+ * memcached writes its (skipped) responses here, and gives back a read
+ * buffer that holds nothing. */
+static void wait_for_command(conn *c)
+{
+    resp_written(c);
+    if (resp_obj_budget != 0) {
+        conn_buf_shrink_empty_read(c);
+    }
+    conn_set_state(c, conn_waiting);
+}
+
 /* Between commands: parse the next one if its line is buffered, otherwise
  * flush replies and wait for input. */
 static void new_cmd_step(conn *c, bool *stop)
@@ -922,6 +955,7 @@ static void new_cmd_step(conn *c, bool *stop)
             conn_set_state(c, conn_write);
             return;
         }
+        resp_written(c);
         if (!update_event(c, EV_WRITE | EV_PERSIST)) {
             conn_set_state(c, conn_closing);
             return;
@@ -937,11 +971,12 @@ static void new_cmd_step(conn *c, bool *stop)
         return;
     }
     if (IS_UDP(c->transport)) {
+        resp_written(c);
         c->rbytes = 0;
         conn_set_state(c, conn_read);
         return;
     }
-    conn_set_state(c, conn_waiting);
+    wait_for_command(c);
 }
 
 static void read_step(conn *c)
@@ -1010,6 +1045,7 @@ static void drive_machine(conn *c)
     bool stop = false;
     c->reqs_this_event = 0;
     logger_cfd = c->sfd;
+    resp_conn_runs(c);
     while (!stop) {
         switch (c->state) {
         case conn_listening:
@@ -1039,8 +1075,11 @@ static void drive_machine(conn *c)
             break;
         case conn_parse_cmd:
             if (!try_read_command(c)) {
-                conn_set_state(c, c->npieces > 0 ? conn_write
-                                                  : conn_waiting);
+                if (c->npieces > 0) {
+                    conn_set_state(c, conn_write);
+                } else {
+                    wait_for_command(c);
+                }
             }
             break;
         case conn_nread:
@@ -1079,6 +1118,7 @@ static void drive_machine(conn *c)
             break;
         }
     }
+    resp_conn_stops(c);
 }
 
 /* ------------------------------------------------------------------ */

@@ -146,11 +146,16 @@ struct conn {
     uint32_t wbuf_size;
     int write_started;            /* pieces already fully written */
     size_t write_offset;          /* bytes of pieces[write_started] written */
-    /* the command being served began after this much of the queue
-     * (conn_buf.c; resp_mark_pieces -1 between commands) */
+    /* the replies memcached would not have sent yet (those since its
+     * last flush point) begin after this much of the queue, and take
+     * resp_objs of its response objects; under read_buf_mem_limit
+     * resp_unsent counts those of all the replies not written yet, and
+     * resp_parked those its worker counts while it waits (conn_buf.c) */
     int resp_mark_pieces;
     uint32_t resp_mark_wbuf;
-    bool resp_cut;                /* its reply was cut back */
+    uint32_t resp_objs;
+    uint32_t resp_unsent;
+    uint32_t resp_parked;
     bool buf_charged;             /* buffers counted in thread->buf_usage */
     bool buf_cached;              /* a closed struct's, counted as cached */
     bool close_after_write;

@@ -8,29 +8,35 @@
  * read into its item and when their connection closes, charging them to
  * the worker that owns the connection, and building the reply queue.
  *
- * The budget.  memcached bounds the memory its workers spend on read
- * buffers and response objects with -o read_buf_mem_limit (megabytes,
- * split evenly between the workers).  Here every connection keeps its
- * first buffers whatever the limit (a connection can always be served),
- * and only growth is refused past the worker's share:
- *   - a read buffer that cannot grow ends the connection with memcached's
- *     "SERVER_ERROR out of memory reading request" (read_buf_oom);
- *   - a reply that cannot grow is cut back to where its command began and
- *     the command answers its own out-of-memory error instead, as a
- *     multiget gets "SERVER_ERROR out of memory writing get response"
- *     from memcached; if replies of earlier pipelined commands were
- *     already queued, the connection is closed, as memcached closes a
- *     connection whose stacked requests run out of response objects
- *     (response_obj_oom counts both).
- * The command's bounds are a mark (resp_command_begin): how many pieces
- * and reply-buffer bytes were queued before it, and the length of the
- * last piece, which later bytes may have been merged into.
+ * The budget.  memcached 1.6.18 bounds the memory its workers spend on
+ * read buffers and response objects with -o read_buf_mem_limit
+ * (megabytes, split evenly between the workers) in 16 KB units: a
+ * connection reading a request holds one as its read buffer (none while a
+ * multiget line too long for it has a buffer of its own), and response
+ * objects come 13 to a unit, one per command and one per further key of a
+ * multiget, until memcached writes them at a flush point.  Our buffers
+ * are smaller and laid out otherwise, so we count what memcached would
+ * hold instead (conn_buf.h "memcached's response objects"), per worker:
+ *   - a command that finds no object closes its connection, with the
+ *     replies memcached would not have sent yet dropped (response_obj_oom);
+ *   - a multiget key that finds none fails the multiget: those replies
+ *     are dropped and it answers memcached's "SERVER_ERROR out of memory
+ *     writing get response" (proto_text.c; response_obj_oom);
+ *   - a connection about to read when the worker's unsent replies hold
+ *     every unit is closed (read_buf_oom).
+ * What memcached also counts and we do not: the read buffers of other
+ * connections in the middle of a request.  Our buffers are charged to
+ * their worker for `stats` only; a connection keeps its first buffers,
+ * and under the limit its read buffer grows only for a multiget line
+ * longer than it, as memcached's does.
  *
  * Locking: none.  A connection's buffers are touched only by the worker
  * that owns it (or, for a struct no worker owns, by the thread creating
  * or closing it).  The usage gauges of a worker are changed only by that
  * worker, with atomic adds, because `stats` sums them from another
- * thread; the gauge of cached structs is shared by all workers.
+ * thread; the gauge of cached structs is shared by all workers.  What a
+ * worker's waiting connections hold of the budget (worker_parked) is
+ * thread-local: only that worker parks and unparks its connections.
  */
 #include "config.h"
 #include "conn_buf.h"
@@ -44,13 +50,25 @@
 #define WBUF_INITIAL 2048
 #define PIECES_INITIAL 16
 
-static uint64_t worker_share;   /* bytes; 0 for no limit */
+/* memcached's unit of read buffer and response memory, and how many
+ * response objects one holds (sizeof(mc_resp) in Debian's 1.6.18: a
+ * multiget of (units - 1) * 13 keys is its largest). */
+#define MC_UNIT_BYTES 16384
+#define MC_RESPS_PER_UNIT 13
+
+uint64_t resp_obj_budget;
+uint64_t resp_objs_alone;
 static _Atomic uint64_t cached_bytes;
 
 void conn_buf_init(unsigned int limit_mb, int nthreads)
 {
-    worker_share = nthreads > 0
+    uint64_t share = nthreads > 0
         ? (uint64_t)limit_mb * 1024 * 1024 / (uint64_t)nthreads : 0;
+    /* memcached gives a worker at least one unit */
+    resp_obj_budget = limit_mb == 0 ? 0
+        : share < MC_UNIT_BYTES ? 1 : share / MC_UNIT_BYTES;
+    resp_objs_alone = resp_obj_budget == 0 ? 0
+        : (resp_obj_budget - 1) * MC_RESPS_PER_UNIT;
 }
 
 /* ---- accounting ---- */
@@ -88,17 +106,59 @@ static void charge(conn *c, int64_t read_delta, int64_t reply_delta,
     gauge_add(&u->reply_pieces, pieces_delta);
 }
 
-/* May c's worker hold `more` bytes beyond what it holds now? */
-static bool share_allows(const conn *c, uint64_t more)
+/* ---- memcached's response objects ---- */
+
+_Thread_local struct resp_parked worker_parked;
+
+/* The units c's worker would hold with c reading (its read buffer: none
+ * when a long multiget line gave it one of its own), the waiting
+ * connections keeping theirs, and c's objects since its flush point
+ * besides theirs, 13 to a unit.  c's objects from before its flush point
+ * are not counted: memcached would have written them before going on. */
+static uint64_t units_needed(const conn *c, uint64_t c_objs)
 {
-    if (worker_share == 0 || !c->buf_charged) {
+    uint64_t read_buf = c->rsize > READ_BUFFER_SIZE ? 0 : 1;
+    uint64_t objs = worker_parked.objs + c_objs;
+    return read_buf + worker_parked.conns
+        + (objs + MC_RESPS_PER_UNIT - 1) / MC_RESPS_PER_UNIT;
+}
+
+bool resp_objs_fit(conn *c)
+{
+    if (units_needed(c, c->resp_objs) <= resp_obj_budget) {
         return true;
     }
-    const struct conn_buf_usage *u = &c->thread->buf_usage;
-    uint64_t held =
-        atomic_load_explicit(&u->read_bytes, memory_order_relaxed) +
-        atomic_load_explicit(&u->reply_bytes, memory_order_relaxed);
-    return held + more <= worker_share;
+    c->resp_objs--;
+    c->resp_unsent--;
+    if (c->thread != NULL) {
+        STAT_INCR(c->thread->stats.response_obj_oom);
+    }
+    return false;
+}
+
+void resp_park(conn *c)
+{
+    worker_parked.conns++;
+    worker_parked.objs += c->resp_unsent;
+    c->resp_parked = c->resp_unsent;
+}
+
+void resp_unpark(conn *c)
+{
+    worker_parked.conns--;
+    worker_parked.objs -= c->resp_parked;
+    c->resp_parked = 0;
+}
+
+bool resp_read_buf_fits(conn *c)
+{
+    if (units_needed(c, 0) <= resp_obj_budget) {
+        return true;
+    }
+    if (c->thread != NULL) {
+        STAT_INCR(c->thread->stats.read_buf_oom);
+    }
+    return false;
 }
 
 void conn_buf_adopt(conn *c)
@@ -118,6 +178,7 @@ void conn_buf_adopt(conn *c)
 
 void conn_buf_release(conn *c)
 {
+    resp_written(c);
     /* what is left of the input is dead: a struct kept for the next
      * connection keeps buffers of the first sizes only */
     c->rbytes = 0;
@@ -134,8 +195,6 @@ void conn_buf_release(conn *c)
         gauge_add(&cached_bytes, (int64_t)bytes_of(c));
         c->buf_cached = true;
     }
-    c->resp_mark_pieces = RESP_NO_MARK;
-    c->resp_cut = false;
 }
 
 void conn_buf_totals(struct conn_buf_totals *out)
@@ -157,7 +216,11 @@ bool conn_buf_alloc(conn *c, int read_size)
     c->wbuf = malloc(c->wbuf_size);
     c->pieces_size = PIECES_INITIAL;
     c->pieces = malloc(sizeof(resp_piece) * c->pieces_size);
-    c->resp_mark_pieces = RESP_NO_MARK;
+    c->resp_mark_pieces = 0;
+    c->resp_mark_wbuf = 0;
+    c->resp_objs = 0;
+    c->resp_unsent = 0;
+    c->resp_parked = 0;
     return c->rbuf != NULL && c->wbuf != NULL && c->pieces != NULL;
 }
 
@@ -170,12 +233,6 @@ void conn_buf_free(conn *c)
 
 bool conn_buf_grow_read(conn *c)
 {
-    if (!share_allows(c, (uint64_t)c->rsize)) {
-        if (c->thread != NULL) {
-            STAT_INCR(c->thread->stats.read_buf_oom);
-        }
-        return false;
-    }
     char *nb = realloc(c->rbuf, (size_t)c->rsize * 2);
     if (nb == NULL) {
         return false;
@@ -254,50 +311,42 @@ void resp_release(conn *c)
     c->wbuf_used = 0;
     c->write_started = 0;
     c->write_offset = 0;
-    if (c->resp_mark_pieces != RESP_NO_MARK) {
-        /* written in the middle of a command (its value still coming):
-         * nothing queued before it is left to cut back to */
-        c->resp_mark_pieces = 0;
-        c->resp_mark_wbuf = 0;
-    }
+    /* written, in the middle of a command too (its value still coming):
+     * nothing queued is left to drop */
+    c->resp_mark_pieces = 0;
+    c->resp_mark_wbuf = 0;
 }
 
-/* Drop what the current command queued.  Copied bytes may have been
- * merged into the last piece queued before it: a copied piece that was
- * last ended where the reply buffer ended at the mark. */
-static void cut_back(conn *c)
+void resp_drop_unsent(conn *c)
 {
-    release_from(c, c->resp_mark_pieces);
-    c->wbuf_used = c->resp_mark_wbuf;
-    if (c->npieces > 0 && c->pieces[c->npieces - 1].copied) {
-        resp_piece *last = &c->pieces[c->npieces - 1];
-        last->len = c->resp_mark_wbuf - last->buf_off;
-    }
-}
-
-/* The reply cannot grow within the worker's share: cut it back (once per
- * command) and refuse everything it adds after that but its error. */
-static bool reply_over_share(conn *c)
-{
-    if (c->resp_mark_pieces == RESP_NO_MARK) {
-        return false;           /* outside a command: just refused */
-    }
-    if (!c->resp_cut) {
-        cut_back(c);
-        c->resp_cut = true;
-        if (c->thread != NULL) {
-            STAT_INCR(c->thread->stats.response_obj_oom);
+    int from = c->resp_mark_pieces;
+    int sent = c->write_started + (c->write_offset > 0 ? 1 : 0);
+    if (from >= sent) {
+        release_from(c, from);
+        /* copied bytes may have been merged into the last piece kept: a
+         * copied piece that was last ended where the reply buffer ended
+         * at the mark */
+        c->wbuf_used = c->resp_mark_wbuf;
+        if (c->npieces > 0 && c->pieces[c->npieces - 1].copied) {
+            resp_piece *last = &c->pieces[c->npieces - 1];
+            last->len = c->resp_mark_wbuf - last->buf_off;
         }
+    } else {
+        /* a write in the middle of a command sent part of them: keep
+         * what has gone out (its reply buffer bytes stay unused) */
+        release_from(c, sent);
     }
-    return false;
+    c->resp_mark_pieces = c->npieces;
+    c->resp_mark_wbuf = c->wbuf_used;
+    if (resp_obj_budget != 0) {
+        c->resp_unsent -= c->resp_objs;
+    }
+    c->resp_objs = 0;
 }
 
-static bool grow_pieces(conn *c, bool over_share_ok)
+static bool grow_pieces(conn *c)
 {
     size_t more = (size_t)c->pieces_size * sizeof(resp_piece);
-    if (!over_share_ok && !share_allows(c, more)) {
-        return reply_over_share(c);
-    }
     int nsize = c->pieces_size * 2;
     resp_piece *np = realloc(c->pieces, sizeof(resp_piece) * nsize);
     if (np == NULL) {
@@ -309,15 +358,15 @@ static bool grow_pieces(conn *c, bool over_share_ok)
     return true;
 }
 
-static resp_piece *piece_next(conn *c, bool over_share_ok)
+static resp_piece *piece_next(conn *c)
 {
-    if (c->npieces == c->pieces_size && !grow_pieces(c, over_share_ok)) {
+    if (c->npieces == c->pieces_size && !grow_pieces(c)) {
         return NULL;
     }
     return &c->pieces[c->npieces];
 }
 
-static bool wbuf_reserve(conn *c, size_t len, bool over_share_ok)
+static bool wbuf_reserve(conn *c, size_t len)
 {
     if (c->wbuf_used + len <= c->wbuf_size) {
         return true;
@@ -328,9 +377,6 @@ static bool wbuf_reserve(conn *c, size_t len, bool over_share_ok)
     }
     if (nsize > UINT32_MAX) {
         return false;
-    }
-    if (!over_share_ok && !share_allows(c, nsize - c->wbuf_size)) {
-        return reply_over_share(c);
     }
     char *nb = realloc(c->wbuf, nsize);
     if (nb == NULL) {
@@ -344,7 +390,7 @@ static bool wbuf_reserve(conn *c, size_t len, bool over_share_ok)
 
 /* Queue the len bytes just written at wbuf_used: they extend the last
  * piece when it is a copy that ends there, else start a new piece. */
-static bool commit_copied(conn *c, size_t len, bool over_share_ok)
+static bool commit_copied(conn *c, size_t len)
 {
     resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
     if (last != NULL && last->copied &&
@@ -353,7 +399,7 @@ static bool commit_copied(conn *c, size_t len, bool over_share_ok)
         last->len += len;
         return true;
     }
-    resp_piece *p = piece_next(c, over_share_ok);
+    resp_piece *p = piece_next(c);
     if (p == NULL) {
         return false;
     }
@@ -367,52 +413,38 @@ static bool commit_copied(conn *c, size_t len, bool over_share_ok)
     return true;
 }
 
-static bool add_copied(conn *c, const void *buf, size_t len,
-                       bool over_share_ok)
+bool resp_add(conn *c, const void *buf, size_t len)
 {
     if (len == 0) {
         return true;
     }
-    if (!wbuf_reserve(c, len, over_share_ok)) {
+    if (!wbuf_reserve(c, len)) {
         return false;
     }
     memcpy(c->wbuf + c->wbuf_used, buf, len);
-    return commit_copied(c, len, over_share_ok);
+    return commit_copied(c, len);
 }
 
 char *resp_reserve(conn *c, size_t max)
 {
-    if (c->resp_cut || !wbuf_reserve(c, max, false)) {
-        return NULL;
-    }
-    return c->wbuf + c->wbuf_used;
+    return wbuf_reserve(c, max) ? c->wbuf + c->wbuf_used : NULL;
 }
 
 bool resp_commit(conn *c, size_t len)
 {
-    return len == 0 || commit_copied(c, len, false);
-}
-
-bool resp_add(conn *c, const void *buf, size_t len)
-{
-    return !c->resp_cut && add_copied(c, buf, len, false);
+    return len == 0 || commit_copied(c, len);
 }
 
 bool resp_add_line(conn *c, const char *line, size_t len)
 {
-    bool error = c->resp_cut;
-    if (error) {
-        cut_back(c);            /* whatever came after the cut-off */
-    }
-    return add_copied(c, line, len, error) &&
-           add_copied(c, "\r\n", 2, error);
+    return resp_add(c, line, len) && resp_add(c, "\r\n", 2);
 }
 
 bool resp_add_item(conn *c, item *it, size_t off, size_t len)
 {
-    if (len == 0 && !c->resp_cut) {
+    if (len == 0) {
         /* An empty window (a binary get of a 0-byte value) is not queued,
-         * as add_copied queues no empty copy: the writer passes a piece
+         * as resp_add queues no empty copy: the writer passes a piece
          * only when written bytes reach past it (conn.c), so an empty
          * last piece would stay unwritten for ever: TCP would send it
          * alone and take sendmsg's 0 for a dead peer (closing the
@@ -421,7 +453,7 @@ bool resp_add_item(conn *c, item *it, size_t off, size_t len)
         item_remove(it);
         return true;
     }
-    resp_piece *p = c->resp_cut ? NULL : piece_next(c, false);
+    resp_piece *p = piece_next(c);
     if (p == NULL) {
         item_remove(it);
         return false;

@@ -5,13 +5,14 @@
  * Every connection struct owns a read buffer, a reply buffer for copied
  * reply bytes and an array of reply pieces.  They grow for one large
  * request or reply and shrink back after it.  With -o read_buf_mem_limit
- * each worker may hold at most its share of the limit in grown buffers:
- * a reply that would need more is cut off (doc/protocol.md "Connection
- * memory").
+ * each worker has memcached's budget of response objects, and a command
+ * or a multiget key that would pass it is refused as memcached refuses it
+ * (doc/protocol.md "Connection memory").
  *
  * Locking: a connection's buffers are touched only by the worker that
  * owns it.  The per-worker usage gauges are atomics that only the owner
- * changes and `stats` reads.
+ * changes and `stats` reads; what a worker's waiting connections hold
+ * of memcached's budget is a thread-local of that worker.
  */
 #ifndef CONN_BUF_H
 #define CONN_BUF_H
@@ -45,8 +46,8 @@ struct conn_buf_totals {
     uint64_t reply_pieces;
 };
 
-/* Start-up: each of nthreads workers gets limit_mb / nthreads megabytes
- * (limit_mb 0: no limit). */
+/* Start-up: each of nthreads workers gets memcached's budget, limit_mb /
+ * nthreads megabytes in 16 KB units (limit_mb 0: no limit). */
 void conn_buf_init(unsigned int limit_mb, int nthreads);
 
 /* A new struct's buffers (read_size bytes to read into); false when out
@@ -73,8 +74,7 @@ static inline void conn_buf_shrink(conn *c)
  * back to its first size then, so that a client that stops in the middle
  * of a value holds no more (doc/protocol.md "Connection memory"). */
 void conn_buf_shrink_empty_read(conn *c);
-/* Double the read buffer; false when out of memory or over the worker's
- * share (counted in read_buf_oom). */
+/* Double the read buffer; false when out of memory. */
 bool conn_buf_grow_read(conn *c);
 
 /* ---- the reply queue ---- */
@@ -90,29 +90,119 @@ bool resp_commit(conn *c, size_t len);
  * reference (released on failure too, and at once when len is 0: no
  * queued piece is ever empty). */
 bool resp_add_item(conn *c, item *it, size_t off, size_t len);
-/* Append "line\r\n", the reply line of out_string.  After a cut-off it
- * is the command's error: it replaces whatever the command queued and is
- * queued even past the worker's share. */
+/* Append "line\r\n", the reply line of out_string. */
 bool resp_add_line(conn *c, const char *line, size_t len);
 /* Release every queued piece (written, or the connection ends). */
 void resp_release(conn *c);
-/* Bracket one command: a reply that outgrows the worker's share is cut
- * back to where its command began.  resp_command_end returns false when
- * the connection must close: the cut-off command had earlier pipelined
- * replies queued before it.  Inline: they run for every request. */
-#define RESP_NO_MARK (-1)
-static inline void resp_command_begin(conn *c)
+
+/* ---- memcached's response objects ----
+ * memcached 1.6.18 answers each command, and each key of a multiget after
+ * the first, with a response object, and writes what it has queued at its
+ * flush points: the end of a get, gets, gat or gats, mn, a binary noop,
+ * and when no complete command is left to read (or -R is reached); a
+ * connection goes on only once that is written, and its objects are free
+ * once written.  With read_buf_mem_limit the objects come 13 to a 16 KB
+ * unit out of the worker's share, which read buffers draw on too
+ * (conn_buf.c).  We keep its count, so that the same requests pass or
+ * fail; without the limit only the mark matters: where the replies
+ * memcached would still hold begin, which a failed multiget drops. */
+extern uint64_t resp_obj_budget;  /* 16 KB units per worker; 0: no limit */
+/* the most objects a connection may take while no other connection of
+ * its worker holds any: the units but its read buffer's, times 13 */
+extern uint64_t resp_objs_alone;
+/* What the connections of this worker that wait with unwritten replies
+ * hold: each keeps its read buffer, as memcached's do, and its objects.
+ * The worker's own (thread-local): it parks a connection that stops with
+ * replies unwritten and unparks it when it runs again. */
+struct resp_parked {
+    uint64_t conns;
+    uint64_t objs;
+};
+extern _Thread_local struct resp_parked worker_parked;
+bool resp_objs_fit(conn *c);
+void resp_park(conn *c);
+void resp_unpark(conn *c);
+
+/* Under the limit: take the object resp_objs was just raised for. */
+static inline bool resp_objs_take(conn *c)
 {
-    c->resp_mark_pieces = c->npieces;
-    c->resp_mark_wbuf = c->wbuf_used;
+    c->resp_unsent++;
+    return (worker_parked.conns == 0 && c->resp_objs <= resp_objs_alone)
+        || resp_objs_fit(c);
 }
 
-static inline bool resp_command_end(conn *c)
+/* A command begins: one object.  False when memcached would have none
+ * left: the connection closes (counted in response_obj_oom), after
+ * resp_drop_unsent.  Inline: it runs for every request. */
+static inline bool resp_command_begin(conn *c)
 {
-    bool stacked = c->resp_cut && c->resp_mark_pieces > 0;
-    c->resp_mark_pieces = RESP_NO_MARK;
-    c->resp_cut = false;
-    return !stacked;
+    if (c->resp_objs == 0) {
+        c->resp_mark_pieces = c->npieces;
+        c->resp_mark_wbuf = c->wbuf_used;
+    }
+    c->resp_objs++;
+    return resp_obj_budget == 0 || resp_objs_take(c);
+}
+
+/* The next key of a multiget: one more object; false as above (the
+ * multiget fails). */
+static inline bool resp_next_key(conn *c)
+{
+    c->resp_objs++;
+    return resp_obj_budget == 0 || resp_objs_take(c);
+}
+
+/* A flush point: memcached writes its queue before the connection goes
+ * on, so what follows starts afresh; the objects stay taken until our
+ * write of them completes (resp_written). */
+static inline void resp_flush_point(conn *c)
+{
+    c->resp_objs = 0;
+}
+
+/* Every queued reply is written (or the connection ends): its objects
+ * are free. */
+static inline void resp_written(conn *c)
+{
+    c->resp_objs = 0;
+    if (resp_obj_budget != 0) {
+        if (c->resp_parked != 0) {
+            resp_unpark(c);
+        }
+        c->resp_unsent = 0;
+    }
+}
+
+/* The connection's loop starts (it is not counted as waiting any more)
+ * and stops (counted when it waits with replies unwritten). */
+static inline void resp_conn_runs(conn *c)
+{
+    if (c->resp_parked != 0) {
+        resp_unpark(c);
+    }
+}
+
+static inline void resp_conn_stops(conn *c)
+{
+    if (resp_obj_budget != 0 && c->resp_unsent != 0) {
+        resp_park(c);
+    }
+}
+
+/* Drop the replies memcached would not have sent yet, as it drops its
+ * unsent responses when a multiget fails or before it closes a
+ * connection that ran out of objects; their objects are freed. */
+void resp_drop_unsent(conn *c);
+
+/* May the worker give c a read buffer?  memcached reads into one of its
+ * 16 KB units; when the waiting connections' replies hold them all it
+ * closes the connection (counted in read_buf_oom).  Inline: every read
+ * asks. */
+bool resp_read_buf_fits(conn *c);
+static inline bool resp_read_buf_available(conn *c)
+{
+    return resp_obj_budget == 0 || worker_parked.conns == 0
+        || resp_read_buf_fits(c);
 }
 
 void conn_buf_totals(struct conn_buf_totals *out);

@@ -57,6 +57,15 @@
  *     bucket's stripe; an insert, inside its item lock, only trylocks it
  *     and the stripe it splits.
  *
+ * The power `stats` reports.  hash_power_level is memcached's figure, not
+ * this table's level: the power memcached's table (one pointer per bucket,
+ * doubling once it holds more than 1.5 items per bucket) would have
+ * reached with the items this index has held, so that operators' scripts
+ * and a warm restart's saved power mean what they mean with memcached
+ * (doc/monitoring.md).  It starts at -o hashpower (16 by default), only
+ * grows, and stays put under no_hashexpand as memcached's table does; an
+ * insert that passes mc_grow_at raises it.
+ *
  * HMCached section 3.2 keeps two tables, a chained one for D items and
  * 19-byte descriptors for N items; here one table serves both zones and an
  * N item's descriptor is its slot's location word (hash_desc.h), so a
@@ -103,6 +112,10 @@ static unsigned int lock_bits;
 static uint64_t lock_mask;
 
 static _Atomic uint64_t item_count;
+/* Beside item_count, whose line every insert holds anyway: the reported
+ * power and the item count past which it grows (UINT64_MAX: never). */
+static _Atomic uint64_t mc_grow_at;
+static _Atomic unsigned int mc_power;
 static _Atomic uint64_t rounds;
 static _Atomic uint64_t cuckoo_moves;
 static _Atomic uint64_t sig_false_positives;
@@ -353,6 +366,53 @@ static uint64_t buckets_to_reserve(unsigned int power, uint64_t max_entries)
     return n;
 }
 
+/* The most items memcached's table of 2^power buckets takes before it
+ * doubles. */
+static uint64_t mc_grow_threshold(unsigned int power)
+{
+    if (power >= MC_HASHPOWER_MAX || !settings.hash_expand) {
+        return UINT64_MAX;
+    }
+    return ((uint64_t)3 << power) / 2;
+}
+
+static void mc_power_raise(unsigned int power)
+{
+    if (power > MC_HASHPOWER_MAX) {
+        power = MC_HASHPOWER_MAX;
+    }
+    unsigned int cur = atomic_load_explicit(&mc_power, memory_order_relaxed);
+    while (cur < power
+           && !atomic_compare_exchange_weak_explicit(&mc_power, &cur, power,
+                   memory_order_relaxed, memory_order_relaxed)) {
+    }
+    /* racing raisers may store an older threshold: the next insert past
+     * it only comes back here */
+    atomic_store_explicit(&mc_grow_at,
+        mc_grow_threshold(atomic_load_explicit(&mc_power,
+                                               memory_order_relaxed)),
+        memory_order_relaxed);
+}
+
+/* memcached doubles its table once per insert that finds it past 1.5
+ * items per bucket; with inserts going on it ends where items fit. */
+static void mc_power_follow(uint64_t items)
+{
+    unsigned int power = atomic_load_explicit(&mc_power,
+                                              memory_order_relaxed);
+    while (items > mc_grow_threshold(power)) {
+        power++;
+    }
+    mc_power_raise(power);
+}
+
+void assoc_restore_reported_power(unsigned int power)
+{
+    atomic_store_explicit(&mc_power, 0, memory_order_relaxed);
+    mc_power_raise(power);
+    mc_power_follow(atomic_load_explicit(&item_count, memory_order_relaxed));
+}
+
 void assoc_init(int hashpower_init, uint64_t max_entries)
 {
     unsigned int power = hashpower_init > 0 ? (unsigned int)hashpower_init
@@ -378,6 +438,9 @@ void assoc_init(int hashpower_init, uint64_t max_entries)
         exit(EXIT_FAILURE);
     }
     atomic_store(&item_count, 0);
+    atomic_store(&mc_power, hashpower_init > 0 ? (unsigned int)hashpower_init
+                                               : MC_HASHPOWER_DEFAULT);
+    atomic_store(&mc_grow_at, mc_grow_threshold(atomic_load(&mc_power)));
     atomic_store(&rounds, 0);
     atomic_store(&cuckoo_moves, 0);
     atomic_store(&sig_false_positives, 0);
@@ -716,7 +779,11 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv)
     if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask)) {
         return 0;
     }
-    atomic_fetch_add_explicit(&item_count, 1, memory_order_relaxed);
+    uint64_t items = atomic_fetch_add_explicit(&item_count, 1,
+                                               memory_order_relaxed) + 1;
+    if (items > atomic_load_explicit(&mc_grow_at, memory_order_relaxed)) {
+        mc_power_follow(items);
+    }
     if (needs_growth() && settings.hash_expand) {
         split_inline(hv);
         assoc_expand_if_needed();
@@ -1026,7 +1093,9 @@ void assoc_get_stats(struct assoc_stats *out)
         return;
     }
     uint64_t sh = load_shape();
-    out->hash_power_level = shape_level(sh);
+    out->hash_power_level = atomic_load_explicit(&mc_power,
+                                                 memory_order_relaxed);
+    out->index_level = shape_level(sh);
     out->buckets = shape_buckets(sh);
     out->hash_bytes = out->buckets * sizeof(hd_bucket);
     out->expanding = atomic_load(&splitting);

@@ -27,6 +27,10 @@
 #define HD_SLOTS 5               /* descriptors per 64-byte bucket */
 #define HD_HASHPOWER_DEFAULT 12  /* the table grows a bucket at a time */
 #define HD_HASHPOWER_MAX 32      /* bucket bits must stay below the signature */
+/* memcached's hash table, whose power `stats` reports (hash_desc.c):
+ * 2^16 buckets unless -o hashpower says otherwise, growing to 2^32. */
+#define MC_HASHPOWER_DEFAULT 16
+#define MC_HASHPOWER_MAX 32
 /* The table grows while it holds more than HD_LOAD_X4 / 4 entries per
  * bucket (of HD_SLOTS): 85% of the slots, 15.1 bytes per entry. */
 #define HD_LOAD_X4 17
@@ -195,8 +199,14 @@ static inline uint64_t hd_n_set_atime(uint64_t loc, rel_time_t base,
 
 /* Start with 2^hashpower_init buckets (0: HD_HASHPOWER_DEFAULT); address
  * space is reserved for max_entries, the most items the zones can hold
- * (growth stops there, or at 2^HD_HASHPOWER_MAX buckets). */
+ * (growth stops there, or at 2^HD_HASHPOWER_MAX buckets).  The power
+ * reported as memcached's starts at hashpower_init (0:
+ * MC_HASHPOWER_DEFAULT). */
 void assoc_init(int hashpower_init, uint64_t max_entries);
+/* A warm restart's saved hash_power_level becomes the reported power, as
+ * memcached restores its table's (clamped to MC_HASHPOWER_MAX, raised for
+ * the items already linked).  Before the workers start. */
+void assoc_restore_reported_power(unsigned int power);
 void assoc_destroy(void);
 
 /* Lookup of a D item; NULL when the key is absent or lives in the N-zone
@@ -270,7 +280,9 @@ bool assoc_reserve(uint64_t items);
 
 /* Stats. */
 struct assoc_stats {
-    unsigned int hash_power_level; /* log2 of the buckets, rounded down */
+    unsigned int hash_power_level; /* memcached's table power for as many
+                                      items (hash_desc.c) */
+    unsigned int index_level;    /* log2 of the buckets, rounded down */
     uint64_t buckets;
     uint64_t hash_bytes;         /* the buckets made */
     uint64_t overflow_bytes;     /* overflow buckets in use */

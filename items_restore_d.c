@@ -3,7 +3,8 @@
  * -e (doc/restart.md "The memory file (-e)").
  *
  * Owns what a graceful stop records about the D-zone's items (the clock,
- * the cas counter, the flush state, the page table, handed to memfile.c
+ * the cas counter, the flush state, memcached's hash power, the page
+ * table, handed to memfile.c
  * for PATH.meta) and how a start brings them back: the earlier run's
  * clock resumed, its pages given back to their classes (slabs.c), then
  * every chunk of them looked at once: a live item is linked again into
@@ -208,6 +209,11 @@ void items_d_restore(void)
         return;
     }
     resume_run_state(st);
+    /* memcached restores its table's power, whatever -o hashpower says:
+     * hash_power_level and hashpower_init go on from the earlier run's */
+    assoc_restore_reported_power(st->hashpower);
+    settings.hashpower_init = (int)(st->hashpower < MC_HASHPOWER_MAX
+                                    ? st->hashpower : MC_HASHPOWER_MAX);
 
     struct restore_pass rp;
     memset(&rp, 0, sizeof(rp));

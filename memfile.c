@@ -7,8 +7,9 @@
  * slabs.c) and PATH.meta, the text
  * file a graceful stop leaves beside it: its format and version, the
  * settings it is checked against, and the earlier run's state that
- * items_restore_d.c restores from.  slabs.c owns the page table's
- * meaning, items_restore_d.c the items.
+ * items_restore_d.c restores from, and the refusal to start on a
+ * PATH.meta that is not a metadata file at all.  slabs.c owns the page
+ * table's meaning, items_restore_d.c the items.
  *
  * Locks: none.  Everything here runs on the main thread, at start-up
  * before any other thread exists, or at shutdown after the storage
@@ -36,9 +37,15 @@
 
 /* The first line of PATH.meta: the format's name and version.  A change
  * to the file's lines or to what the item memory holds (item.h's header)
- * takes a new version; an older tiercached refuses a newer file. */
+ * takes a new version; an older tiercached refuses a newer file.  Version
+ * 2: `hashpower` is memcached's table power, restored at the start;
+ * version 1 held the index's own level, read as the same thing (it is at
+ * most memcached's figure, which the restored items then raise). */
 #define META_FORMAT "tiercached_memfile"
-#define META_VERSION "1"
+#define META_VERSION "2"
+#define META_VERSION_READ_TOO "1"
+/* memcached's own metadata file begins with this tag line */
+#define MEMCACHED_META_FIRST_LINE "Tmain"
 #define META_LINE_MAX 256
 
 static struct {
@@ -298,7 +305,9 @@ static bool read_setting(struct meta_reader *r, unsigned int i,
 {
     char now[64];
     checked_settings[i].format(now, sizeof(now));
-    if (strcmp(now, value) != 0) {
+    bool older_format = checked_settings[i].format == fmt_version
+        && strcmp(value, META_VERSION_READ_TOO) == 0;
+    if (strcmp(now, value) != 0 && !older_format) {
         fprintf(stderr, "[restart] restart incompatible due to setting for"
                 " [%s] [old value: %s]\n", checked_settings[i].name, value);
         return false;
@@ -384,6 +393,40 @@ static bool reader_complete(const struct meta_reader *r)
     return all;
 }
 
+/* memcached refuses to start on a metadata file that does not begin with
+ * a tag line it knows: an empty one, or one something other than a
+ * graceful stop wrote (ours is written whole or not at all, memfile_save).
+ * So do we, leaving the file for the operator to look at; a metadata
+ * file that is one (ours of other settings or another version,
+ * memcached's own) only makes the start cold.  Never returns. */
+static void refuse_unreadable_meta(const char *first_line)
+{
+    if (first_line == NULL) {
+        fprintf(stderr, "[restart] Failed to read a tag from metadata "
+                "file\n");
+    } else {
+        fprintf(stderr, "[restart] invalid metadata line:\n\n%s\n"
+                "[restart] corrupt metadata file\n", first_line);
+    }
+    fprintf(stderr, "[restart] %s is not a metadata file a graceful stop "
+            "left; remove it to start with a clean cache\n", mf.meta_path);
+    exit(EX_DATAERR);
+}
+
+static void check_first_line(const char *line)
+{
+    size_t len = strcspn(line, "\n");
+    size_t format_len = strlen(META_FORMAT);
+    bool ours = strncmp(line, META_FORMAT " ", format_len + 1) == 0;
+    bool memcacheds = len == strlen(MEMCACHED_META_FIRST_LINE)
+        && strncmp(line, MEMCACHED_META_FIRST_LINE, len) == 0;
+    if (!ours && !memcacheds) {
+        char shown[META_LINE_MAX];
+        snprintf(shown, sizeof(shown), "%.*s", (int)len, line);
+        refuse_unreadable_meta(shown);
+    }
+}
+
 /* Read and check PATH.meta into mf.saved; false (with the reason on
  * stderr) when there is none or it does not fit these settings. */
 static bool read_meta(FILE *fp)
@@ -393,6 +436,14 @@ static bool read_meta(FILE *fp)
     bool ok = true;
 
     memset(&r, 0, sizeof(r));
+    if (fgets(line, sizeof(line), fp) == NULL) {
+        if (!ferror(fp)) {
+            refuse_unreadable_meta(NULL);
+        }
+    } else {
+        check_first_line(line);
+        ok = read_meta_line(&r, line);
+    }
     while (ok && fgets(line, sizeof(line), fp) != NULL) {
         ok = read_meta_line(&r, line);
     }

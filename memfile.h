@@ -30,7 +30,7 @@ struct memfile_state {
     uint64_t current_cas;         /* above every cas the run gave out */
     rel_time_t oldest_live;       /* flush_all state (settings.h) */
     uint64_t oldest_cas;
-    unsigned int hashpower;       /* the index's size at the stop */
+    unsigned int hashpower;       /* hash_power_level at the stop */
     uintptr_t mmap_oldbase;       /* where the file was mapped (for the
                                    * record; memfile_save fills it) */
     unsigned int pages_carved;

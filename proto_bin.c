@@ -781,6 +781,7 @@ static void run_command(conn *c, const char *extras, uint8_t base)
         break;
     case BIN_CMD_NOOP:
         send_ok(c, NULL, 0, 0);
+        resp_flush_point(c);    /* memcached writes its replies here */
         break;
     case BIN_CMD_VERSION:
         send_ok(c, MEMCACHED_COMPAT_VERSION,

@@ -1002,6 +1002,7 @@ void process_meta_family(conn *c, token_t *tokens, size_t ntokens)
 
     if (which == 'n') {
         out_string(c, "MN");
+        resp_flush_point(c);    /* memcached writes its replies here */
         return;
     }
     if (which == 'e') {

@@ -164,12 +164,27 @@ static bool get_one_key(conn *c, const token_t *key, bool return_cas,
     return queue_value(c, it, return_cas);
 }
 
+/* A multiget that cannot go on answers its error alone: memcached drops
+ * every reply it had not sent yet, this one's and those of the commands
+ * pipelined before it since its last flush, and needs a response object
+ * for the error (without one it closes the connection). */
+static void fail_get(conn *c, const char *error)
+{
+    resp_drop_unsent(c);
+    if (!resp_command_begin(c)) {
+        conn_set_state(c, conn_closing);
+        return;
+    }
+    out_string(c, error);
+}
+
 static void process_get_command(conn *c, token_t *tokens, bool return_cas,
                                 bool touch)
 {
     token_t *key = &tokens[KEY_TOKEN];
     rel_time_t exptime = 0;
     bool overlong;
+    bool first = true;
 
     if (touch) {
         int32_t exptime_int;
@@ -184,15 +199,23 @@ static void process_get_command(conn *c, token_t *tokens, bool return_cas,
 
     for (;;) {
         for (; key->length != 0; key++) {
+            /* memcached takes a response object for every key after the
+             * first, before it looks at the key */
+            if (!first && !resp_next_key(c)) {
+                fail_get(c, "SERVER_ERROR out of memory writing get "
+                         "response");
+                return;
+            }
+            first = false;
             if (key->length > KEY_MAX_LENGTH) {
-                out_string(c, "CLIENT_ERROR bad command line format");
+                fail_get(c, "CLIENT_ERROR bad command line format");
                 return;
             }
             /* keys before an overlong one are still looked up and
              * counted, as memcached does, but their values are dropped */
             if (!get_one_key(c, key, return_cas, touch, exptime,
                              !overlong)) {
-                out_string(c,
+                fail_get(c,
                     "SERVER_ERROR out of memory writing get response");
                 return;
             }
@@ -205,8 +228,10 @@ static void process_get_command(conn *c, token_t *tokens, bool return_cas,
         key = tokens;
     }
     if (!resp_add(c, "END\r\n", 5)) {
-        out_string(c, "SERVER_ERROR out of memory writing get response");
+        fail_get(c, "SERVER_ERROR out of memory writing get response");
+        return;
     }
+    resp_flush_point(c);        /* memcached writes its replies here */
 }
 
 /* ---- storage: set, add, replace, append, prepend, cas ---- */

@@ -150,7 +150,8 @@ static void usage(void)
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
-"   - hashpower=<n>        initial index size as a power of two (default: 12)\n"
+"   - hashpower=<n>        initial hash table size as a power of two\n"
+"                          (default: 16; the index starts at 12)\n"
 "   - no_hashexpand        never grow the index\n"
 "   - hash_algorithm=<x>   accepted for compatibility; tiercached has one hash\n"
 "   - no_lru_crawler       disable the background crawler that reclaims\n"
@@ -1239,6 +1240,36 @@ static void check_maxconns(void)
     }
 }
 
+/* memcached's item lock table for -t N workers (thread.c of 1.6.18), which
+ * its hash table must outgrow: the power it refuses -o hashpower at or
+ * below. */
+static unsigned int memcached_lock_power(int nthreads)
+{
+    if (nthreads < 3) {
+        return 10;
+    }
+    if (nthreads < 4) {
+        return 11;
+    }
+    if (nthreads < 5) {
+        return 12;
+    }
+    return nthreads <= 10 ? 13 : nthreads <= 20 ? 14 : 15;
+}
+
+static void check_hashpower(void)
+{
+    unsigned int locks = memcached_lock_power(settings.num_threads);
+    if (settings.hashpower_init != 0
+            && (unsigned int)settings.hashpower_init <= locks) {
+        die("Hash table power size (%d) cannot be equal to or less than "
+            "item lock table (%u)\n"
+            "Item lock table grows with `-t N` (worker threadcount)\n"
+            "Hash table grows with `-o hashpower=N` ",
+            settings.hashpower_init, locks);
+    }
+}
+
 /* Checks that need every option to be known. */
 void settings_check(void)
 {
@@ -1267,6 +1298,7 @@ void settings_check(void)
         die("hot_lru_pct + warm_lru_pct must be at most 80");
     }
     check_maxconns();
+    check_hashpower();
     absolute_memory_file();
     check_tier_settings();
     check_auth_settings();

@@ -60,7 +60,7 @@ void server_shutdown(bool graceful)
 static void server_start(void)
 {
     static char *args[] = {
-        "fuzz_binary", "-B", "binary", "-t", "4", "-R", "100", "-m", "2",
+        "fuzz_binary", "-B", "binary", "-t", "32", "-R", "100", "-m", "2",
         "-o", "nvm_size=4m,tier_placement=nvm,tier_promote=sync,"
         "read_buf_mem_limit=1", NULL
     };

@@ -138,6 +138,32 @@ for my $case (
     like($out, $re, "-o $opt: says why");
 }
 
+# -o hashpower: memcached's bounds, 12 to 32 and above its item lock
+# table, which grows with -t (12 at -t 4): the same refusals from both
+# servers (memcached exits 1, we 64 as for any bad option)
+for my $case (['-o hashpower=11', qr/^Initial hashtable multiplier of 11 is too low$/m],
+              ['-o hashpower=33', qr/^Initial hashtable multiplier of 33 is too high$/m],
+              ['-t 4 -o hashpower=12',
+               qr/^Hash table power size \(12\) cannot be equal to or less than item lock table \(12\)$/m],
+              ['-t 16 -o hashpower=14',
+               qr/^Hash table power size \(14\) cannot be equal to or less than item lock table \(14\)$/m]) {
+    my ($args, $re) = @$case;
+    for my $b ([tiercached => $bin], -x stock_bin() && !server_is_stock()
+               ? ([memcached => stock_bin()]) : ()) {
+        my ($code, $out) = run_binary($b->[1],
+            [one_shot_argv(), split ' ', $args], 10);
+        ok($code =~ /^\d+$/ && $code != 0, "$b->[0]: $args: refused ($code)");
+        like($out, $re, "$b->[0]: $args: says why");
+    }
+}
+for my $args ('-t 3 -o hashpower=12', '-t 16 -o hashpower=15') {
+    for my $server (servers_with_stock($args)) {
+        is($server->{srv}->stats->{hash_power_level}, (split /=/, $args)[1],
+           "$server->{name}: $args: started, hash_power_level as asked");
+        $server->{srv}->stop;
+    }
+}
+
 # ------------------------------------------- started, with a warning each
 
 warns_ok('-o ssl_chain_cert=/etc/cert.pem,ssl_key=/etc/key.pem',

@@ -8,8 +8,10 @@
 # PATH.meta.  kill -9 and SIGTERM leave no .meta: the next start is cold.
 # Pages are carved from the file as classes need them.
 # Changed -m or -I, or a .meta that is not ours: memcached's "[restart]"
-# lines and a cold start.  The same script against Debian's memcached
-# brings back the same keys.  Servers are stopped with no request in
+# lines and a cold start; an empty or garbage .meta: the start refused,
+# as memcached refuses it.  The same script against Debian's memcached
+# brings back the same keys, and hash_power_level is kept across the
+# restart as memcached keeps it.  Servers are stopped with no request in
 # flight.
 use strict;
 use warnings;
@@ -267,6 +269,76 @@ for my $case (['-m 32', 'maxbytes', 67108864],
     $srv->stop;
 }
 
+# Ours, and Debian's memcached when it is there.
+sub servers_of_both {
+    return (['tiercached', ()], -x stock_bin() && !server_is_stock()
+            ? (['memcached', stock => 1]) : ());
+}
+
+# ---- an empty or garbage .meta: both servers refuse to start ----
+for my $case (['an empty', '',
+               qr/\[restart\] Failed to read a tag from metadata file/],
+              ['a garbage', "garbage\nKmaxbytes 1\n",
+               qr/invalid metadata line:\s+garbage\s+\[restart\] corrupt/]) {
+    my ($what, $text, $message) = @$case;
+    for my $server (servers_of_both()) {
+        my ($name, %o) = @$server;
+        unlink $path;
+        open my $fh, '>', $meta or die "write $meta: $!";
+        print $fh $text;
+        close $fh;
+        chmod 0666, $meta;
+        my $srv = eval { start('-m 64', %o) };
+        my $err = $@;
+        ok(!$srv, "$name: $what .meta: the start is refused");
+        like($err, $message, "$name: $what .meta: memcached's message");
+        ok(-e $meta, "$name: $what .meta is left for the operator");
+        $srv->stop if $srv;
+    }
+    my $port = free_port();
+    my @argv = ('-p', $port, '-U', 0, '-l', '127.0.0.1', '-e', $path);
+    push @argv, '-u', 'nobody' if $> == 0;
+    my ($code, $out) = run_binary(server_bin(), \@argv, 10);
+    is($code, 65, "tiercached: exit status 65 (EX_DATAERR) for $what .meta");
+    like($out, qr/remove it to start with a clean cache/,
+         "tiercached: $what .meta: says what to do");
+    unlink $meta;
+}
+
+# ---- hash_power_level: memcached's figure, kept by a warm restart ----
+# memcached's table starts at 2^16 buckets and doubles past 1.5 items per
+# bucket: 120,000 items take it to 17, which PATH.meta keeps, even over
+# -o hashpower=20 at the next start.
+for my $server (servers_of_both()) {
+    my ($name, %o) = @$server;
+    unlink $path, $meta;
+    my $srv = start('-m 64', %o);
+    is($srv->stats->{hash_power_level}, 16, "$name: hash_power_level 16");
+    my $s = $srv->sock;
+    for (my $i = 0; $i < 120_000; $i += 2000) {
+        send_sync($s, join '', map { "set h$_ 0 0 1 noreply\r\nx\r\n" }
+                  $i .. $i + 1999);
+    }
+    close $s;
+    ok(wait_until(10, sub { $srv->stats->{hash_power_level} == 17 }),
+       "$name: 120,000 items: hash_power_level 17");
+    for my $args ('-m 64', '-m 64 -o hashpower=20') {
+        ok($srv->stop_graceful(10), "$name: graceful stop");
+        # memcached refuses a restart in the second of the stop
+        my $stopped = int(Time::HiRes::time());
+        wait_until(3, sub { Time::HiRes::time() >= $stopped + 1 });
+        $srv = start($args, %o);
+        my $st = $srv->stats;
+        is($st->{curr_items}, 120_000, "$name, $args: the items are back");
+        is($st->{hash_power_level}, 17,
+           "$name, $args: hash_power_level 17 after the warm restart");
+        is($srv->stats('settings')->{hashpower_init}, 17,
+           "$name, $args: hashpower_init is the saved power");
+    }
+    $srv->stop;
+    unlink $path, $meta;
+}
+
 # ---- a damaged page table, damaged item memory ----
 sub rewrite_meta {
     my ($edit) = @_;
@@ -277,6 +349,24 @@ sub rewrite_meta {
     open my $out, '>', $meta or die "write $meta: $!";
     print $out @lines;
     close $out;
+}
+
+# ---- a .meta of version 1 (its hashpower the index's level): warm ----
+{
+    unlink $path, $meta;
+    my $srv = start('-m 64');
+    ok(store($srv->sock, 'v1key', 'kept', 0, 0), 'store before the stop');
+    ok($srv->stop_graceful(10), 'graceful stop');
+    rewrite_meta(sub { my @l = @_;
+                       s/^tiercached_memfile 2$/tiercached_memfile 1/,
+                       s/^hashpower \d+$/hashpower 12/ for @l;
+                       return @l });
+    $srv = start('-m 64');
+    unlike($srv->log_text, $CLEAN, 'a version-1 .meta is read');
+    mem_get_is($srv->sock, 'v1key', 'kept', 'its items come back');
+    is($srv->stats->{hash_power_level}, 12,
+       'its hashpower is restored as it was');
+    $srv->stop;
 }
 
 {

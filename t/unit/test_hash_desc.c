@@ -235,7 +235,7 @@ static void test_growth(void)
         grew = assoc_expand_now() && grew;
     }
     assoc_get_stats(&st);
-    ok(grew && st.hash_power_level == 10 && !st.expanding,
+    ok(grew && st.index_level == 10 && !st.expanding,
        "six expansions take the table from 2^4 to 2^10 buckets");
     for (unsigned int i = 0; i < N; i++) {
         key_of(i, key, sizeof(key));
@@ -309,9 +309,9 @@ static void test_concurrent_growth(void)
     assoc_stop_expand_thread();
     assoc_get_stats(&st);
     ok(errors == 0, "no lookups failed while the table grew (%d)", errors);
-    ok(st.expansions >= 5 && st.hash_power_level >= 9,
+    ok(st.expansions >= 5 && st.index_level >= 9,
        "the thread grew the table (%llu expansions, power %u)",
-       (unsigned long long)st.expansions, st.hash_power_level);
+       (unsigned long long)st.expansions, st.index_level);
     for (unsigned int w = 0; w < WORKERS; w++) {
         for (unsigned int i = 0; i < PER_WORKER; i++) {
             snprintf(key, sizeof(key), "w%u:%u", w, i);
@@ -357,8 +357,8 @@ static void test_bytes_per_item(void)
             / st.items;
         worst = per > worst ? per : worst;
         best = per < best ? per : best;
-        uint64_t level_start = (uint64_t)1 << st.hash_power_level;
-        if (at_level == 0 && st.hash_power_level == POWER + 2) {
+        uint64_t level_start = (uint64_t)1 << st.index_level;
+        if (at_level == 0 && st.index_level == POWER + 2) {
             at_level = per;      /* just past a power of two */
         }
         if (mid_level == 0 && st.buckets >= level_start + level_start / 2) {
@@ -494,7 +494,7 @@ static void test_n_slots(void)
 
     struct assoc_stats st;
     assoc_get_stats(&st);
-    unsigned int power0 = st.hash_power_level;
+    unsigned int power0 = st.index_level;
     uint64_t read0, written0, read1, written1;
     nvm_stats_sum(&read0, &written0);
     ok(assoc_expand_now() && assoc_expand_now(),
@@ -505,8 +505,8 @@ static void test_n_slots(void)
        (unsigned long long)(read1 - read0),
        (unsigned long long)(written1 - written0));
     assoc_get_stats(&st);
-    ok(st.hash_power_level == power0 + 2 && st.items == N,
-       "power %u -> %u, %llu items", power0, st.hash_power_level,
+    ok(st.index_level == power0 + 2 && st.items == N,
+       "power %u -> %u, %llu items", power0, st.index_level,
        (unsigned long long)st.items);
 
     unsigned int found_n = 0, found_d = 0, d_only_skips = 0, exact = 0;
