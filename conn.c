@@ -1105,8 +1105,10 @@ static void drive_machine(conn *c)
                     c->close_after_write = true;
                     transmit_tcp(c);
                 }
+                /* c's descriptor is closed: a new connection may have
+                 * its struct on another worker already */
                 conn_close(c);
-                stop = true;
+                return;
             }
             break;
         case conn_watch:
