@@ -9,9 +9,11 @@
  * and writes nothing to NVM.
  *
  * Locks:
- *   - hand[id].lock guards the class's hand and counters; taken inside
- *     item locks (a store that needs an N chunk holds its own), so with it
- *     held item locks are only ever trylocked.
+ *   - hand[id].lock guards the class's hand, its copy hand and counters;
+ *     taken inside item locks (a store that needs an N chunk holds its
+ *     own), so with it held item locks are only ever trylocked.  A page
+ *     move (do_take_copy_page) holds the receiving class's and trylocks
+ *     the giving class's, so that no sweep is on the page as it moves.
  *   - A candidate's slot is read and changed under its item lock (trylock).
  *   - A candidate's hash is read before its item lock is held (it is what
  *     names the lock): nitem_lock_chunk (nitem.c, shared with the
@@ -29,7 +31,10 @@
  * items are taken, and a chunk no slot names is offered to the engine,
  * which gives it up when it is a promoted item's N copy (items_ncopy.c:
  * it has no reference bit, and dropping one loses nothing, so it is
- * taken as soon as the hand reaches it, even under -M).  After a
+ * taken as soon as the hand reaches it, even under -M; a copy hand
+ * finds them before the hand evicts an item met first, and a page that
+ * holds nothing but copies goes to a class that would evict, both
+ * below).  After a
  * flush_all (clock_nvm_note_flush), a class's next reclaims sweep for dead
  * items and copies only, until a whole turn finds none: the flushed items
  * go before a live one is evicted (doc/tiering.md "Aging and probation";
@@ -236,9 +241,9 @@ static uint64_t copy_search_budget(unsigned int id)
     return used < COPY_LOOKS_MAX ? used : COPY_LOOKS_MAX;
 }
 
-static bool do_copy_sweep(struct hand *h, unsigned int id, uint64_t *off)
+static bool do_copy_sweep(struct hand *h, unsigned int id, uint64_t budget,
+                          uint64_t *off)
 {
-    uint64_t budget = copy_search_budget(id);
     bool wrapped = false;
     while (budget > 0) {
         uint64_t at;
@@ -333,13 +338,14 @@ bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
             h->flush_swept = flush;
         }
     }
-    if (!found && copy_search_budget(id) > 0) {
+    uint64_t copy_budget = found ? 0 : copy_search_budget(id);
+    if (copy_budget > 0) {
         /* the hand keeps its pace: its passes are what age the items'
          * reference bits, and a copy taken instead of its sweep would
          * leave bits set since an earlier phase standing, for new keys
          * to be evicted first */
         found = do_sweep(h, id, false, CLOCK_STEPS_PER_COPY, pages, off)
-            || do_copy_sweep(h, id, off);
+            || do_copy_sweep(h, id, copy_budget, off);
     }
     if (!found && may_evict && slabs_tier_zone_full()) {
         found = do_take_copy_page(id, off);

@@ -147,7 +147,7 @@ unsigned int ncopy_itemless_class(unsigned int except)
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
             id++) {
         if (id != except && ctr_get(&ccount[id].n_items) == 0
-                && slabs_tier_class_pages(id) > 0) {
+                && slabs_tier_class_has_pages(id)) {
             return id;
         }
     }

@@ -71,7 +71,7 @@ struct npage {
 
 struct nclass {
     uint32_t free_head;          /* page + 1 of a page with free chunks */
-    unsigned int npages;
+    _Atomic unsigned int npages; /* written under tier_lock */
     uint64_t free_chunks;
     /* the class's page geometry, fixed at start-up */
     uint32_t chunk_size;
@@ -634,6 +634,12 @@ void slabs_tier_get_totals(struct slabs_tier_totals *out)
     out->zone_used = out->pages_used * tz.page_size;
     out->bitmap_bytes = tz.bitmap_bytes;
     pthread_mutex_unlock(&tier_lock);
+}
+
+bool slabs_tier_class_has_pages(unsigned int id)
+{
+    return id < MAX_NUMBER_OF_SLAB_CLASSES
+        && atomic_load_explicit(&tz.cls[id].npages, memory_order_relaxed) > 0;
 }
 
 unsigned int slabs_tier_class_pages(unsigned int id)

@@ -102,6 +102,8 @@ struct slabs_tier_totals {
 };
 void slabs_tier_get_totals(struct slabs_tier_totals *out);
 unsigned int slabs_tier_class_pages(unsigned int id);
+/* Whether class id has an N page (a relaxed read, without the lock). */
+bool slabs_tier_class_has_pages(unsigned int id);
 uint64_t slabs_tier_class_free_chunks(unsigned int id);
 
 #endif
