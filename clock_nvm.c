@@ -161,6 +161,32 @@ static bool do_sweep(struct hand *h, unsigned int id, bool may_evict,
     return found;
 }
 
+/* Who owns the used chunk at off, by the index (hand lock held; no item
+ * lock is kept): an item a slot names, nobody known (its stripe was
+ * busy), or no slot (a copy, or a chunk being written or freed).  *hv:
+ * the hash its header gave, which take_unnamed needs. */
+enum chunk_owner { CHUNK_ITEM, CHUNK_BUSY, CHUNK_UNNAMED };
+
+static enum chunk_owner chunk_owner(struct hand *h, uint64_t off,
+                                    uint64_t *hv)
+{
+    nitem_hdr hdr;
+    bool busy;
+    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
+                                       &busy);
+    h->st.examined++;
+    *hv = hdr.hv;
+    if (locp != NULL) {
+        item_unlock(hdr.hv);
+        return CHUNK_ITEM;
+    }
+    if (busy) {
+        h->st.busy++;
+        return CHUNK_BUSY;
+    }
+    return CHUNK_UNNAMED;
+}
+
 /* Give up every copy on the moving page of class id (its hand h held).
  * False when the page holds an item, or when a copy could not be taken
  * (its stripe busy: the caller's own, among others); the copies taken
@@ -176,16 +202,12 @@ static bool empty_moving_page(struct hand *h, unsigned int id, uint64_t page)
             continue;
         }
         uint64_t at = page * psize + (uint64_t)c * size;
-        nitem_hdr hdr;
-        bool busy;
-        uint64_t *locp = nitem_lock_chunk(at, &hdr, sizeof(hdr.hv), false,
-                                           &busy);
-        h->st.examined++;
-        if (locp != NULL) {
-            item_unlock(hdr.hv);
+        uint64_t hv;
+        enum chunk_owner owner = chunk_owner(h, at, &hv);
+        if (owner == CHUNK_ITEM) {
             return false;
         }
-        if (busy || !clock_ops.take_unnamed(at, hdr.hv)) {
+        if (owner == CHUNK_BUSY || !clock_ops.take_unnamed(at, hv)) {
             left = true;
             continue;
         }
@@ -256,16 +278,10 @@ static bool do_copy_sweep(struct hand *h, unsigned int id, uint64_t budget,
             continue;
         }
         budget--;
-        nitem_hdr hdr;
-        bool busy;
-        uint64_t *locp = nitem_lock_chunk(at, &hdr, sizeof(hdr.hv), false,
-                                           &busy);
-        h->st.examined++;
-        if (locp != NULL) {
-            item_unlock(hdr.hv);        /* an item: the CLOCK's to judge */
-        } else if (busy) {
-            h->st.busy++;
-        } else if (clock_ops.take_unnamed(at, hdr.hv)) {
+        uint64_t hv;
+        /* an item is the CLOCK's to judge, a busy stripe the next turn's */
+        if (chunk_owner(h, at, &hv) == CHUNK_UNNAMED
+                && clock_ops.take_unnamed(at, hv)) {
             *off = at;
             return true;
         }

@@ -572,14 +572,15 @@ bool slabs_tier_move_emptied(uint64_t page)
 
 bool slabs_tier_move_end(uint64_t page, unsigned int to)
 {
-    struct retired_bits *r = malloc(sizeof(*r));
+    /* a page's class changes only under the move, so this read holds */
+    unsigned int from = atomic_load_explicit(&tz.pages[page].clsid,
+                                             memory_order_relaxed);
+    struct retired_bits *r = to != from ? malloc(sizeof(*r)) : NULL;
     _Atomic uint64_t *bits = r != NULL ? new_page_bits(to) : NULL;
     pthread_mutex_lock(&tier_lock);
     struct npage *pg = &tz.pages[page];
-    unsigned int from = atomic_load_explicit(&pg->clsid,
-                                             memory_order_relaxed);
     struct nclass *old = &tz.cls[from];
-    bool moved = bits != NULL && to != from && pg->moving
+    bool moved = bits != NULL && pg->moving
         && pg->free == old->perslab;
     pg->moving = false;
     if (moved) {
