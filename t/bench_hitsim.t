@@ -59,6 +59,13 @@ for my $p (0, 1) {
            "BeladySize at least LRU in phase $p");
 }
 is(scalar(keys %$r), 7, 'all seven policies ran');
+($rc, $r) = hitsim("$tmp.trace", 300 / 1048576, '--policies',
+                   'ARC,ARC-slab,Sieve-slab');
+is($rc, 0, 'the chunk-charged variants run when named');
+cmp_ok($r->{'ARC-slab'}[0]{hits}, '<', $r->{ARC}[0]{hits},
+       'ARC-slab: two 120-byte chunks fit where ARC holds three objects, '
+       . 'fewer hits');
+is($r->{'Sieve-slab'}[0]{hits}, 0, 'Sieve-slab: no hit in phase 0 either');
 
 # a real stream that fits: LRU misses each key's first request only
 my $dump = `$root/bench/tcload --dry-run -c 1 --seed 2 --phase dataset=Uni-2000-100,requests=20000,get=1,ns=a`;
