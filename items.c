@@ -440,7 +440,7 @@ void do_item_unlink(item *it, uint64_t hv)
  * neither (doc/restart.md "Items and their seal").  After the unlink the
  * index has a free slot in the key's chain, so the link cannot fail for
  * want of one. */
-static bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
+bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
 {
     struct link_target tgt;
     new_it->counter = old_it->counter;

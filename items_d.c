@@ -21,6 +21,7 @@
 #include "items_internal.h"
 
 #include "crawler.h"
+#include "evict_shadow.h"
 #include "hash_desc.h"
 #include "hash.h"
 #include "item_lock.h"
@@ -31,6 +32,8 @@
 #include "slabs.h"
 #include "slabs_automove.h"
 #include "tier_reassign.h"
+
+#include <string.h>
 
 #define ALLOC_TRIES 10           /* evictions tried before out of memory */
 
@@ -82,6 +85,11 @@ void d_aging_init(void)
     aging_ops.probation = !policy_demotes();
     aging_ops.hand = !policy_demotes();
     mq_set_aging(active_policy->ages_d ? &aging_ops : NULL);
+    if (!tiering) {
+        /* slabs_automove.c moves D's pages by the hits a class's victims
+         * would have had (tier_reassign.c moves them under a policy) */
+        evict_shadow_init();
+    }
 }
 
 static bool accept_dead(item *it, void *arg)
@@ -187,6 +195,9 @@ static bool make_room(unsigned int id, bool may_evict)
         freed = false;          /* the N-zone filled up meanwhile */
     } else {
         count_victim(victim, dead);
+        if (!dead) {
+            evict_shadow_victim(id, hv);
+        }
         do_item_unlink(victim, hv);
     }
     item_unlock(hv);
@@ -230,6 +241,12 @@ bool do_link_d(item *it, uint64_t hv)
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
     tier_reassign_note(it->slabs_clsid, -1, it->counter);
+    if (it->counter <= 1 && evict_shadow_active()) {
+        /* a key not read since it was stored: a new one, or one stored
+         * again after it left (counter 1 at most either way) */
+        evict_shadow_stored(it->slabs_clsid, hv,
+                            slabs_chunks_per_page(it->slabs_clsid));
+    }
     if (active_policy->d_entered != NULL) {
         active_policy->d_entered(it);
     }
@@ -256,19 +273,59 @@ void do_unlink_d(item *it, uint64_t hv)
 
 #define EVICT_BATCH 256
 
+/* A live item of a page being emptied, rescued (its item lock held,
+ * pinned): a copy in another chunk of its class takes its place under
+ * the key and in its queue, the chunk found as a store finds one, so
+ * that the class loses its MQ victims (its coldest items) instead of
+ * this page's.  The copy keeps the key's cas, flags, expiry, access time
+ * and counter.  False when no chunk was found (the item is then evicted
+ * as without rescue). */
+static bool rescue_page_item(item *it, uint64_t hv)
+{
+    size_t ntotal = ITEM_ntotal(it);
+    item *copy = d_chunk(it->slabs_clsid, ntotal, true);
+    if (copy == NULL) {
+        return false;
+    }
+    memcpy(copy, it, ntotal);
+    copy->next = copy->prev = NULL;
+    atomic_store_explicit(&copy->refcount, 1, memory_order_relaxed);
+    copy->it_flags = it->it_flags
+        & ~(ITEM_LINKED | ITEM_QUEUED | ITEM_SLABBED | ITEM_COLD);
+    /* its place first: do_item_replace's link leaves a queued item where
+     * it is, and its unlink of `it` finds nothing to dequeue */
+    mq_take_place(it, copy);
+    uint16_t ref = it->it_flags & ITEM_REF;
+    bool replaced = do_item_replace(it, copy, hv);
+    if (replaced) {
+        /* the link set its first-pass bit; it keeps the item's */
+        copy->it_flags = (uint16_t)((copy->it_flags & ~ITEM_REF) | ref);
+    } else {
+        mq_take_place(copy, it);
+    }
+    item_remove(copy);          /* the index holds it now, or nobody */
+    return replaced;
+}
+
 /* One linked item of a page being emptied (its item lock held, pinned):
  * with a policy that demotes, a live item moves to the N-zone exactly as
  * an MQ victim does (demote(): the switch is made under the item lock,
  * readers holding the DRAM copy finish with it, a concurrent SET or DELETE
- * waits for the lock and then acts on the N version); a dead item, or one
- * the N-zone cannot take, leaves the cache.  Returns whether it left. */
-static bool empty_page_item(item *it, uint64_t hv)
+ * waits for the lock and then acts on the N version); otherwise, for a
+ * move that rescues, it is copied within its class (rescue_page_item);
+ * a dead item, or one neither can place, leaves the cache.  Returns
+ * whether it left. */
+static bool empty_page_item(item *it, uint64_t hv, bool rescue)
 {
     struct class_counters *cc = &ccount[it->slabs_clsid];
     bool dead = item_is_dead(it);
     if (!dead && policy_demotes()
             && demote(it, hv, settings.evict_to_free != 0)) {
         ctr_add(&cc->page_demotions, 1);
+        return false;
+    }
+    if (!dead && rescue && !policy_demotes() && rescue_page_item(it, hv)) {
+        ctr_add(&cc->page_rescues, 1);
         return false;
     }
     if (!dead) {
@@ -283,7 +340,7 @@ static bool empty_page_item(item *it, uint64_t hv)
  * the mover's next call; chunks still referenced come back when their
  * readers let go.  Returns how many items left the cache. */
 unsigned int items_evict_page(unsigned int clsid, const void *start,
-                                     const void *end)
+                              const void *end, bool rescue)
 {
     item *batch[EVICT_BATCH];
     unsigned int unlinked = 0, n;
@@ -294,7 +351,8 @@ unsigned int items_evict_page(unsigned int clsid, const void *start,
             item *it = batch[i];
             uint64_t hv = hash_key(ITEM_key(it), it->nkey);
             item_lock(hv);
-            if ((it->it_flags & ITEM_LINKED) && empty_page_item(it, hv)) {
+            if ((it->it_flags & ITEM_LINKED)
+                    && empty_page_item(it, hv, rescue)) {
                 unlinked++;
             }
             item_unlock(hv);

@@ -55,6 +55,8 @@ struct class_counters {
     counter_t d_fallbacks;       /* D-bound values D could not free room for */
     counter_t page_demotions;    /* of demotions, those of page moves */
     counter_t page_evictions;    /* live items page moves could not demote */
+    counter_t page_rescues;      /* live items moves by hits copied within
+                                    their class (items_d.c) */
     counter_t n_copies;          /* N copies of D items (items_ncopy.c) */
     counter_t copy_demotions;    /* of demotions, those that took the copy */
     counter_t copies_reclaimed;  /* copies the CLOCK took for their chunk */
@@ -310,6 +312,10 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
 bool clock_is_dead(const nitem_hdr *h, uint64_t loc);
 void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h, bool dead);
 
+/* ---- items.c, for items_d.c's rescue of a moving page's item ---- */
+/* new_it takes old_it's place under its key (its item lock held) */
+bool do_item_replace(item *old_it, item *new_it, uint64_t hv);
+
 /* ---- items_d.c: the D-zone ---- */
 void count_access(item *it);
 /* the MQ queues age where the policy says so (tier_policy.h ages_d) */
@@ -319,7 +325,7 @@ item *d_chunk(unsigned int id, size_t ntotal, bool may_evict);
 bool do_link_d(item *it, uint64_t hv);
 void do_unlink_d(item *it, uint64_t hv);
 unsigned int items_evict_page(unsigned int clsid, const void *start,
-        const void *end);
+        const void *end, bool rescue);
 
 /* A hit on the D item it: fetched/active flags, the policy's hook on a
  * second hit, its access count and its queue.  Inline: every D hit runs

@@ -409,6 +409,37 @@ void mq_move(item *it, unsigned int level)
     pthread_mutex_unlock(&cls->lock);
 }
 
+void mq_take_place(item *old_it, item *new_it)
+{
+    struct mq_class *cls = &classes[old_it->slabs_clsid];
+    pthread_mutex_lock(&cls->lock);
+    if ((old_it->it_flags & ITEM_QUEUED) && (new_it->it_flags & ITEM_QUEUED) == 0
+            && new_it->slabs_clsid == old_it->slabs_clsid) {
+        unsigned int q = old_it->mq_level;
+        new_it->mq_level = (uint8_t)q;
+        new_it->prev = old_it->prev;
+        new_it->next = old_it->next;
+        if (new_it->prev != NULL) {
+            new_it->prev->next = new_it;
+        } else {
+            cls->head[q] = new_it;
+        }
+        if (new_it->next != NULL) {
+            new_it->next->prev = new_it;
+        } else {
+            cls->tail[q] = new_it;
+        }
+        if (cls->hot_tail == old_it) {
+            cls->hot_tail = new_it;
+        }
+        uint16_t moved = old_it->it_flags & (ITEM_QUEUED | ITEM_COLD);
+        new_it->it_flags = (uint16_t)((new_it->it_flags & ~ITEM_COLD) | moved);
+        old_it->it_flags &= (uint16_t)~(ITEM_QUEUED | ITEM_COLD);
+        old_it->next = old_it->prev = NULL;
+    }
+    pthread_mutex_unlock(&cls->lock);
+}
+
 uint64_t mq_count(unsigned int clsid, unsigned int level)
 {
     if (level >= nqueues) {

@@ -88,6 +88,11 @@ void mq_bump(item *it);
  * item's decayed counter); keeps it->time.  Returns true if it moved. */
 bool mq_relevel(item *it, uint32_t counter);
 
+/* new_it, not queued, takes queued old_it's place in its queue (same
+ * class, same key: the caller holds their item lock); old_it is left off
+ * every queue.  No-op otherwise. */
+void mq_take_place(item *old_it, item *new_it);
+
 /* Segmented mode: move a queued item to the head of queue `level` (the
  * caller holds its item lock).  No-op if it is not queued. */
 void mq_move(item *it, unsigned int level);

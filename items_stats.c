@@ -40,7 +40,7 @@ struct storage_totals {
     uint64_t curr_items, curr_bytes, evicted, reclaimed, expired_unfetched,
              evicted_unfetched, evicted_active, crawler_reclaimed,
              crawler_items_checked, lrutail_reflocked, direct_reclaims,
-             moves_to_cold, moves_to_warm, moves_within_lru;
+             moves_to_cold, moves_to_warm, moves_within_lru, page_rescues;
 };
 
 static void sum_classes(struct storage_totals *tot)
@@ -60,6 +60,7 @@ static void sum_classes(struct storage_totals *tot)
         tot->crawler_reclaimed += ctr_get(&cc->crawler_reclaimed);
         tot->crawler_items_checked += ctr_get(&cc->crawler_items_checked);
         tot->direct_reclaims += ctr_get(&cc->direct_reclaims);
+        tot->page_rescues += ctr_get(&cc->page_rescues);
         if (id <= slabs_largest_clsid()) {
             mq_get_class_stats(id, &ms);
             tot->lrutail_reflocked += ms.lrutail_reflocked;
@@ -94,9 +95,10 @@ void storage_stats_general(ADD_STAT add_stats, void *c)
     STAT_U64("hash_power_level", as.hash_power_level);
     STAT_U64("hash_bytes", as.hash_bytes);
     STAT_U64("hash_is_expanding", as.expanding ? 1 : 0);
-    /* Items of a moving page are dropped, never rescued into other
-     * chunks, so they count as reassignment evictions. */
-    STAT_U64("slab_reassign_rescues", 0);
+    /* Items of a moving page are rescued into other chunks of their
+     * class only by the automover's moves by hits (items_d.c); the others
+     * drop them, so they count as reassignment evictions. */
+    STAT_U64("slab_reassign_rescues", tot.page_rescues);
     STAT_U64("slab_reassign_chunk_rescues", 0);
     STAT_U64("slab_reassign_evictions_nomem", sl.reassign_evictions);
     STAT_U64("slab_reassign_inline_reclaim", 0);
@@ -286,6 +288,7 @@ void item_stats_reset(void)
         atomic_store(&cc->d_fallbacks, 0);
         atomic_store(&cc->page_demotions, 0);
         atomic_store(&cc->page_evictions, 0);
+        atomic_store(&cc->page_rescues, 0);
         atomic_store(&cc->copy_demotions, 0);
         atomic_store(&cc->copies_reclaimed, 0);
         atomic_store(&cc->copies_stored, 0);

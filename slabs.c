@@ -13,8 +13,9 @@
  *   - the global page pool (pages reassigned to class 0; slabs_automove.c
  *     returns free pages to it),
  *   - the rebalance thread (the page mover) that moves one page between
- *     classes, for `slabs reassign` and tier_reassign.c; items.c's evictor
- *     demotes or evicts the page's items.  A page whose chunks do not all
+ *     classes, for `slabs reassign`, tier_reassign.c and slabs_automove.c;
+ *     items.c's evictor demotes, evicts or (for the automover's moves by
+ *     hits) rescues the page's items.  A page whose chunks do not all
  *     come back within REBAL_BUSY_LIMIT_MS stays with its class.
  *
  * Locks:
@@ -135,6 +136,7 @@ static struct {
                                      list only, no pages) */
     unsigned int next_src;        /* round robin for src == -1 */
     bool free_page_only;          /* move only a page with no item in it */
+    bool rescue;                  /* the evictor rescues live items */
 } rebal;
 
 static struct bg_thread rebal_thr = BG_THREAD_INIT(&slabs_lock);
@@ -778,7 +780,8 @@ static int pick_any_source(int dst)
 }
 
 static enum reassign_result_type request_move(int src, int dst,
-                                              bool free_page_only)
+                                              bool free_page_only,
+                                              bool rescue)
 {
     enum reassign_result_type ret = REASSIGN_OK;
 
@@ -805,6 +808,7 @@ static enum reassign_result_type request_move(int src, int dst,
             rebal.src = src;
             rebal.dst = dst;
             rebal.free_page_only = free_page_only;
+            rebal.rescue = rescue;
             do_bg_thread_wake(&rebal_thr);
         }
     }
@@ -814,12 +818,17 @@ static enum reassign_result_type request_move(int src, int dst,
 
 enum reassign_result_type slabs_reassign(int src, int dst)
 {
-    return request_move(src, dst, false);
+    return request_move(src, dst, false, false);
 }
 
 enum reassign_result_type slabs_reassign_free_page(int src, int dst)
 {
-    return request_move(src, dst, true);
+    return request_move(src, dst, true, false);
+}
+
+enum reassign_result_type slabs_reassign_rescuing(int src, int dst)
+{
+    return request_move(src, dst, false, true);
 }
 
 static int compare_pages(const void *a, const void *b)
@@ -1005,10 +1014,11 @@ static void do_rebalance_move(void)
             && !do_bg_thread_stopping(&rebal_thr)) {
         int src = rebal.src;
         const void *start = rebal.start, *end = rebal.end;
+        bool rescue = rebal.rescue;
         pthread_mutex_unlock(&slabs_lock);
         unsigned int evicted = 0;
         if (page_evictor != NULL) {
-            evicted = page_evictor((unsigned int)src, start, end);
+            evicted = page_evictor((unsigned int)src, start, end, rescue);
         }
         pthread_mutex_lock(&slabs_lock);
         slab_counters.reassign_evictions += evicted;

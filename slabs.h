@@ -98,12 +98,17 @@ void slabs_free(void *ptr, size_t size, unsigned int id);
  * list (reassign_busy_aborts). */
 typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
                                            const void *start,
-                                           const void *end);
+                                           const void *end, bool rescue);
 void slabs_set_page_evictor(slabs_page_evictor evictor);
 /* slabs_reassign, moving only a page none of whose chunks holds an item;
  * when the source has none when the move starts, nothing moves (the
  * automover's return of free pages to the global pool). */
 enum reassign_result_type slabs_reassign_free_page(int src, int dst);
+/* slabs_reassign whose evictor is asked to rescue the page's live items
+ * into other chunks of the class (rescue true above), making room there
+ * as a store would: the class gives up its coldest page's worth of items
+ * rather than this page's (slabs_automove.c's moves by hits). */
+enum reassign_result_type slabs_reassign_rescuing(int src, int dst);
 int slabs_start_rebalance_thread(void);   /* 0 = ok */
 void slabs_stop_rebalance_thread(void);
 /* Wait until no page move is pending (tests, shutdown). */

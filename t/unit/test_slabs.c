@@ -181,7 +181,7 @@ static void **live;
 static unsigned int nlive;
 
 static unsigned int fake_evictor(unsigned int clsid, const void *start,
-                                 const void *end)
+                                 const void *end, bool rescue)
 {
     unsigned int freed = 0;
     for (unsigned int i = 0; i < nlive; i++) {

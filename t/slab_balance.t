@@ -1,0 +1,122 @@
+#!/usr/bin/perl
+# t/slab_balance.t: without an N-zone, slab_automove=1 moves pages to the
+# class where they bring hits (slabs_automove.c, evict_shadow.c;
+# doc/tiering.md "Pages that follow the hits"), and the moves rescue the
+# items of the pages they take.
+#
+#   - -m 16: large values (100 KB) fill most of the pages and are never
+#     read again; then a lookaside client (bench/tcload: GET, SET on a
+#     miss) asks for small keys that do not fit in what is left.  The small
+#     class evicts keys it is asked for again; the large class, asked for
+#     nothing, gives its pages up, one a second, while the small class's
+#     hit ratio goes up.
+#   - every large key still counted is there with its value (its page's
+#     items were rescued into the class's other chunks, the class's
+#     coldest going instead), and slab_reassign_rescues counts them.
+#   - with slab_automove=0 the same load moves nothing.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use MemcachedTest;
+use JSON::PP;
+
+plan skip_all => 'the stock memcached is the server under test'
+    if server_is_stock();
+
+my $root = repo_root();
+my $tc = "$root/bench/tcload";
+system("make -s -C $root/bench >/dev/null") == 0
+    or BAIL_OUT('make -C bench failed');
+my $json = "/tmp/slab-balance-$$.json";
+END { unlink $json if defined $json }
+
+my $NLARGE = 120;
+my $VLEN = 100_000;
+sub large_value { my ($i) = @_; return substr("L$i:" x $VLEN, 0, $VLEN) }
+
+# One pass of the small keys' lookaside stream; its hit ratio.
+my $seed = 0;
+sub small_pass {
+    my ($srv) = @_;
+    $seed++;
+    my @cmd = ($tc, '-s', '127.0.0.1:' . $srv->port, '-c', 1, '-d', 4,
+        '-q', '--seed', $seed, '--json', $json, '--phase',
+        'dataset=Uni-40000-200,requests=20000,get=1,set-on-miss=1');
+    system(@cmd) == 0 or die "tcload failed: @cmd\n";
+    open(my $fh, '<', $json) or die "$json: $!";
+    my $j = decode_json(do { local $/; <$fh> });
+    close $fh;
+    my $r = $j->{phases}[0]{run};
+    return $r->{hits} / ($r->{hits} + $r->{misses});
+}
+
+# Pages, and items, of the classes whose chunks are in [$lo, $hi).
+sub classes_sum {
+    my ($srv, $field, $lo, $hi) = @_;
+    my $sl = $srv->stats('slabs');
+    my $sum = 0;
+    for my $k (keys %$sl) {
+        next unless $k =~ /^(\d+):chunk_size$/;
+        $sum += $sl->{"$1:$field"}
+            if $sl->{$k} >= $lo && $sl->{$k} < $hi;
+    }
+    return $sum;
+}
+sub large_pages { return classes_sum($_[0], 'total_pages', $VLEN, 2 * $VLEN) }
+sub small_pages { return classes_sum($_[0], 'total_pages', 0, 1000) }
+
+sub fill_large {
+    my ($srv) = @_;
+    my $r = send_sync($srv->sock, join('', map {
+        "set big$_ 0 0 $VLEN\r\n" . large_value($_) . "\r\n" } 1 .. $NLARGE),
+        timeout => 30);
+    return scalar(() = $r =~ /^STORED\r\n/mg);
+}
+
+my $srv = new_memcached('-m 16');
+is(fill_large($srv), $NLARGE, "$NLARGE values of 100 KB stored");
+my $large_before = large_pages($srv);
+cmp_ok($large_before, '>=', 10, "they hold $large_before pages");
+
+my $first = small_pass($srv);
+my $small_before = small_pages($srv);
+my $moved = wait_until(90, sub {
+    small_pass($srv);
+    return $srv->stats->{slabs_moved} >= 3 ? 1 : undef;
+}, 0.1);
+ok($moved, 'pages moved while the small keys were asked for');
+my $s = $srv->stats;
+my $large_after = large_pages($srv);
+cmp_ok($large_after, '<', $large_before,
+       "the large class gave pages up ($large_before -> $large_after)");
+cmp_ok(small_pages($srv), '>', $small_before,
+       'the small keys\' classes took them');
+cmp_ok($s->{slab_reassign_rescues}, '>', 0,
+       "the moved pages' items were rescued ($s->{slab_reassign_rescues})");
+my $last = small_pass($srv);
+cmp_ok($last, '>', $first + 0.02, sprintf(
+       'the small keys hit more often: %.4f, then %.4f', $first, $last));
+
+my ($hits, $bad) = (0, 0);
+for my $i (1 .. $NLARGE) {
+    my $g = send_recv($srv->sock, "get big$i\r\n", timeout => 10);
+    if ($g eq "VALUE big$i 0 $VLEN\r\n" . large_value($i) . "\r\nEND\r\n") {
+        $hits++;
+    } elsif ($g ne "END\r\n") {
+        $bad++;
+    }
+}
+is($bad, 0, 'no large value is wrong');
+cmp_ok($hits, '>', 0, "$hits large keys are still there");
+my $large_items = classes_sum($srv, 'used_chunks', $VLEN, 2 * $VLEN);
+is($hits, $large_items, 'as many as the class holds');
+
+my $off = new_memcached('-m 16 -o slab_automove=0');
+is(fill_large($off), $NLARGE, 'slab_automove=0: the same values stored');
+small_pass($off) for 1 .. 5;
+is($off->stats->{slabs_moved}, 0, 'and the same load moves no page');
+ok($srv->alive && $off->alive, 'servers alive');
+
+done_testing();
