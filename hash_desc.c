@@ -740,6 +740,19 @@ static bool make_room_by_one(uint64_t sh, uint64_t idx, uint64_t low,
     return false;
 }
 
+/* Start the loads of the other buckets of full bucket idx's entries, so
+ * that make_room_by_one's looks at them overlap instead of each waiting
+ * for memory in turn. */
+static void prefetch_others(uint64_t sh, uint64_t idx, uint64_t low)
+{
+    const hd_bucket *b = bucket_at(idx);
+    for (int i = 0; i < HD_SLOTS; i++) {
+        uint64_t c[2];
+        choices_of(sh, b->sig[i], low, c);
+        __builtin_prefetch(bucket_at(c[0] == idx ? c[1] : c[0]), 1);
+    }
+}
+
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
  * slot of either choice, else room made by cuckoo moves, else a free
  * slot in either chain, else a new overflow bucket.  False (and nothing
@@ -752,9 +765,13 @@ static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
             || slot_put(bucket_at(c[1]), sig, loc)) {
         return true;
     }
-    if (c[0] != c[1] && (make_room_by_one(sh, c[0], low, sig, loc)
-                         || make_room_by_one(sh, c[1], low, sig, loc))) {
-        return true;
+    if (c[0] != c[1]) {
+        prefetch_others(sh, c[0], low);
+        prefetch_others(sh, c[1], low);
+        if (make_room_by_one(sh, c[0], low, sig, loc)
+                || make_room_by_one(sh, c[1], low, sig, loc)) {
+            return true;
+        }
     }
     struct kick path[HD_KICKS];
     int moves = 0;
@@ -974,9 +991,32 @@ bool assoc_expand_now(void)
     return ok;
 }
 
+/* The buckets a reserve for `items` will split up to, made writable and
+ * backed by huge pages before any split reads them (a read would map the
+ * zero page, and the write after it a small page): the reserve's caller
+ * then links entries into random buckets of the whole table, where small
+ * pages cost a TLB miss on nearly every bucket (split_lock held). */
+static void prepare_reserve(uint64_t items)
+{
+    uint64_t want = items * 4 / HD_LOAD_X4 + 1;
+    if (want > reserved_buckets) {
+        want = reserved_buckets;
+    }
+    if (want <= writable_buckets || !table_extend(want)) {
+        return;
+    }
+    char *from = (char *)table;
+    size_t len = want * sizeof(hd_bucket);
+    /* advice only: without it the splits fault small pages in as before */
+    if (madvise(from, len, MADV_HUGEPAGE) == 0) {
+        madvise(from, len, MADV_POPULATE_WRITE);
+    }
+}
+
 bool assoc_reserve(uint64_t items)
 {
     pthread_mutex_lock(&split_lock);
+    prepare_reserve(items);
     bool ok = true;
     while (ok && capacity_of(shape_buckets(load_shape())) < items) {
         ok = split_next();
