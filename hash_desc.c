@@ -753,6 +753,19 @@ static void prefetch_others(uint64_t sh, uint64_t idx, uint64_t low)
     }
 }
 
+void assoc_prefetch_room(uint64_t hv)
+{
+    uint64_t sh = load_shape();
+    uint64_t low = hv & lock_mask;
+    uint64_t c[2];
+    choices_of(sh, hd_signature(hv), low, c);
+    if (c[0] != c[1] && slots_with(bucket_at(c[0]), 0) == 0
+            && slots_with(bucket_at(c[1]), 0) == 0) {
+        prefetch_others(sh, c[0], low);
+        prefetch_others(sh, c[1], low);
+    }
+}
+
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
  * slot of either choice, else room made by cuckoo moves, else a free
  * slot in either chain, else a new overflow bucket.  False (and nothing

@@ -255,6 +255,12 @@ void assoc_delete_loc(uint64_t *locp, uint64_t hv);
  * a caller with many keys to insert at once (a warm restart) hides the
  * misses of one behind the work on others. */
 void assoc_prefetch(uint64_t hv);
+/* When both of hv's buckets are full (their lines asked for earlier with
+ * assoc_prefetch), start loading the buckets their entries could move
+ * to, which an insert of hv will look at.  A hint read without the item
+ * lock: only the single thread that inserts may call it (a warm
+ * restart's linking). */
+void assoc_prefetch_room(uint64_t hv);
 
 /* Visit every location word, stripe by stripe under its item lock (the
  * visitor may rewrite the word, not remove the slot).  Must be called

@@ -253,8 +253,12 @@ static void link_found(const struct found_item *f, const char *key,
 }
 
 /* Items ahead of the one being linked whose index buckets are asked for:
- * they are random lines of a table far larger than the caches. */
+ * they are random lines of a table far larger than the caches.  Nearer,
+ * ROOM_AHEAD items ahead, those buckets have arrived, and when both are
+ * full (one insert in eight, the index being sized for the zone's items
+ * at its target load) the buckets a move would use are asked for. */
 #define PREFETCH_AHEAD 16
+#define ROOM_AHEAD 8
 
 static void link_run(const struct found_run *r, struct scan_counts *n)
 {
@@ -265,6 +269,9 @@ static void link_run(const struct found_run *r, struct scan_counts *n)
     for (unsigned int i = 0; i < r->n; i++) {
         if (i + PREFETCH_AHEAD < r->n) {
             assoc_prefetch(r->items[i + PREFETCH_AHEAD].hv);
+        }
+        if (i + ROOM_AHEAD < r->n) {
+            assoc_prefetch_room(r->items[i + ROOM_AHEAD].hv);
         }
         link_found(&r->items[i], r->keys + r->items[i].key_at, &t, n);
     }
