@@ -29,7 +29,10 @@
  * address space sized at start-up for the most entries the zones can
  * hold; the buckets of level L are made writable when the table reaches
  * it and cost DRAM page by page as splits touch them, so hash_bytes
- * counts the buckets made.
+ * counts the buckets made.  A warm restart knows how many entries it will
+ * link, at random, into the whole table: assoc_reserve makes those
+ * buckets at once, on huge pages, and assoc_prefetch and
+ * assoc_prefetch_room let its linking ask for the lines it will need.
  *
  * Everything an insert, a move or a split needs is in the slot: the
  * bucket hash of either choice is the signature (or its scramble) above
