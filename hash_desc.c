@@ -770,13 +770,20 @@ void assoc_prefetch_room(uint64_t hv)
 }
 
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
- * slot of either choice, else room made by cuckoo moves, else a free
- * slot in either chain, else a new overflow bucket.  False (and nothing
- * changed) only when no overflow bucket can be had. */
-static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
+ * slot of either choice (with spread, of the emptier one), else room
+ * made by cuckoo moves, else a free slot in either chain, else a new
+ * overflow bucket.  False (and nothing changed) only when no overflow
+ * bucket can be had. */
+static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low,
+                      bool spread)
 {
     uint64_t c[2];
     choices_of(sh, sig, low, c);
+    if (spread && __builtin_popcount(slots_with(bucket_at(c[1]), 0))
+                  > __builtin_popcount(slots_with(bucket_at(c[0]), 0))
+            && slot_put(bucket_at(c[1]), sig, loc)) {
+        return true;
+    }
     if (slot_put(bucket_at(c[0]), sig, loc)
             || slot_put(bucket_at(c[1]), sig, loc)) {
         return true;
@@ -807,9 +814,10 @@ static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
     return false;
 }
 
-int assoc_insert_loc(uint64_t loc, uint64_t hv)
+static int insert_loc(uint64_t loc, uint64_t hv, bool spread)
 {
-    if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask)) {
+    if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask,
+                   spread)) {
         return 0;
     }
     uint64_t items = atomic_fetch_add_explicit(&item_count, 1,
@@ -822,6 +830,16 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv)
         assoc_expand_if_needed();
     }
     return 1;
+}
+
+int assoc_insert_loc(uint64_t loc, uint64_t hv)
+{
+    return insert_loc(loc, hv, false);
+}
+
+int assoc_insert_loc_spread(uint64_t loc, uint64_t hv)
+{
+    return insert_loc(loc, hv, true);
 }
 
 int assoc_insert(item *it, uint64_t hv)

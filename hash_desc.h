@@ -248,6 +248,12 @@ item *assoc_find_d_where(uint64_t hv,
 int assoc_insert(item *it, uint64_t hv);
 /* The same for any location word (an N item). */
 int assoc_insert_loc(uint64_t loc, uint64_t hv);
+/* The same for a caller that links many entries in a row into a table
+ * sized for them (a warm restart): each takes the emptier of its two
+ * buckets, where the others fill the first choice first (whose bucket a
+ * lookup reads first), so that fewer keys find both full and need a
+ * cuckoo move as the table fills. */
+int assoc_insert_loc_spread(uint64_t loc, uint64_t hv);
 /* Remove the slot whose location word is *locp (from assoc_find_loc,
  * _noff or _item).  Caller holds item_lock(hv). */
 void assoc_delete_loc(uint64_t *locp, uint64_t hv);

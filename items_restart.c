@@ -195,7 +195,7 @@ static void do_link_recovered(const struct found_item *f, struct tally *t,
         n->corrupt++;
         return;
     }
-    if (!assoc_insert_loc(loc, f->hv)) {
+    if (!assoc_insert_loc_spread(loc, f->hv)) {
         nitem_unseal(f->off);
         slabs_tier_free(f->off);
         n->dropped++;
