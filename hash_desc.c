@@ -769,6 +769,17 @@ void assoc_prefetch_room(uint64_t hv)
     }
 }
 
+/* How many of b's slots are free: a table, as the build may not assume a
+ * popcount instruction. */
+static unsigned int free_slots(const hd_bucket *b)
+{
+    static const unsigned char ones[1 << HD_SLOTS] = {
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+        1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    };
+    return ones[slots_with(b, 0)];
+}
+
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
  * slot of either choice (with spread, of the emptier one), else room
  * made by cuckoo moves, else a free slot in either chain, else a new
@@ -779,8 +790,7 @@ static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low,
 {
     uint64_t c[2];
     choices_of(sh, sig, low, c);
-    if (spread && __builtin_popcount(slots_with(bucket_at(c[1]), 0))
-                  > __builtin_popcount(slots_with(bucket_at(c[0]), 0))
+    if (spread && free_slots(bucket_at(c[1])) > free_slots(bucket_at(c[0]))
             && slot_put(bucket_at(c[1]), sig, loc)) {
         return true;
     }
