@@ -31,8 +31,11 @@
  * it and cost DRAM page by page as splits touch them, so hash_bytes
  * counts the buckets made.  A warm restart knows how many entries it will
  * link, at random, into the whole table: assoc_reserve makes those
- * buckets at once, on huge pages, and assoc_prefetch and
- * assoc_prefetch_room let its linking ask for the lines it will need.
+ * buckets at once, on huge pages, assoc_prefetch and
+ * assoc_prefetch_room let its linking ask for the lines it will need,
+ * and its links take the emptier of their two buckets
+ * (assoc_insert_loc_spread), so that fewer find both full as the table
+ * fills to its target load.
  *
  * Everything an insert, a move or a split needs is in the slot: the
  * bucket hash of either choice is the signature (or its scramble) above
