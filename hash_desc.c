@@ -29,7 +29,13 @@
  * address space sized at start-up for the most entries the zones can
  * hold; the buckets of level L are made writable when the table reaches
  * it and cost DRAM page by page as splits touch them, so hash_bytes
- * counts the buckets made.
+ * counts the buckets made.  A warm restart knows how many entries it will
+ * link, at random, into the whole table: assoc_reserve makes those
+ * buckets at once, on huge pages, assoc_prefetch and
+ * assoc_prefetch_room let its linking ask for the lines it will need,
+ * and its links take the emptier of their two buckets
+ * (assoc_insert_loc_spread), so that fewer find both full as the table
+ * fills to its target load.
  *
  * Everything an insert, a move or a split needs is in the slot: the
  * bucket hash of either choice is the signature (or its scramble) above
@@ -740,21 +746,68 @@ static bool make_room_by_one(uint64_t sh, uint64_t idx, uint64_t low,
     return false;
 }
 
+/* Start the loads of the other buckets of full bucket idx's entries, so
+ * that make_room_by_one's looks at them overlap instead of each waiting
+ * for memory in turn. */
+static void prefetch_others(uint64_t sh, uint64_t idx, uint64_t low)
+{
+    const hd_bucket *b = bucket_at(idx);
+    for (int i = 0; i < HD_SLOTS; i++) {
+        uint64_t c[2];
+        choices_of(sh, b->sig[i], low, c);
+        __builtin_prefetch(bucket_at(c[0] == idx ? c[1] : c[0]), 1);
+    }
+}
+
+void assoc_prefetch_room(uint64_t hv)
+{
+    uint64_t sh = load_shape();
+    uint64_t low = hv & lock_mask;
+    uint64_t c[2];
+    choices_of(sh, hd_signature(hv), low, c);
+    if (c[0] != c[1] && slots_with(bucket_at(c[0]), 0) == 0
+            && slots_with(bucket_at(c[1]), 0) == 0) {
+        prefetch_others(sh, c[0], low);
+        prefetch_others(sh, c[1], low);
+    }
+}
+
+/* How many of b's slots are free: a table, as the build may not assume a
+ * popcount instruction. */
+static unsigned int free_slots(const hd_bucket *b)
+{
+    static const unsigned char ones[1 << HD_SLOTS] = {
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+        1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    };
+    return ones[slots_with(b, 0)];
+}
+
 /* Index (sig, loc) in the stripe whose lock bits are low: a free head
- * slot of either choice, else room made by cuckoo moves, else a free
- * slot in either chain, else a new overflow bucket.  False (and nothing
- * changed) only when no overflow bucket can be had. */
-static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
+ * slot of either choice (with spread, of the emptier one), else room
+ * made by cuckoo moves, else a free slot in either chain, else a new
+ * overflow bucket.  False (and nothing changed) only when no overflow
+ * bucket can be had. */
+static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low,
+                      bool spread)
 {
     uint64_t c[2];
     choices_of(sh, sig, low, c);
+    if (spread && free_slots(bucket_at(c[1])) > free_slots(bucket_at(c[0]))
+            && slot_put(bucket_at(c[1]), sig, loc)) {
+        return true;
+    }
     if (slot_put(bucket_at(c[0]), sig, loc)
             || slot_put(bucket_at(c[1]), sig, loc)) {
         return true;
     }
-    if (c[0] != c[1] && (make_room_by_one(sh, c[0], low, sig, loc)
-                         || make_room_by_one(sh, c[1], low, sig, loc))) {
-        return true;
+    if (c[0] != c[1]) {
+        prefetch_others(sh, c[0], low);
+        prefetch_others(sh, c[1], low);
+        if (make_room_by_one(sh, c[0], low, sig, loc)
+                || make_room_by_one(sh, c[1], low, sig, loc)) {
+            return true;
+        }
     }
     struct kick path[HD_KICKS];
     int moves = 0;
@@ -774,9 +827,10 @@ static bool index_put(uint64_t sh, uint32_t sig, uint64_t loc, uint64_t low)
     return false;
 }
 
-int assoc_insert_loc(uint64_t loc, uint64_t hv)
+static int insert_loc(uint64_t loc, uint64_t hv, bool spread)
 {
-    if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask)) {
+    if (!index_put(load_shape(), hd_signature(hv), loc, hv & lock_mask,
+                   spread)) {
         return 0;
     }
     uint64_t items = atomic_fetch_add_explicit(&item_count, 1,
@@ -789,6 +843,16 @@ int assoc_insert_loc(uint64_t loc, uint64_t hv)
         assoc_expand_if_needed();
     }
     return 1;
+}
+
+int assoc_insert_loc(uint64_t loc, uint64_t hv)
+{
+    return insert_loc(loc, hv, false);
+}
+
+int assoc_insert_loc_spread(uint64_t loc, uint64_t hv)
+{
+    return insert_loc(loc, hv, true);
 }
 
 int assoc_insert(item *it, uint64_t hv)
@@ -974,9 +1038,32 @@ bool assoc_expand_now(void)
     return ok;
 }
 
+/* The buckets a reserve for `items` will split up to, made writable and
+ * backed by huge pages before any split reads them (a read would map the
+ * zero page, and the write after it a small page): the reserve's caller
+ * then links entries into random buckets of the whole table, where small
+ * pages cost a TLB miss on nearly every bucket (split_lock held). */
+static void prepare_reserve(uint64_t items)
+{
+    uint64_t want = items * 4 / HD_LOAD_X4 + 1;
+    if (want > reserved_buckets) {
+        want = reserved_buckets;
+    }
+    if (want <= writable_buckets || !table_extend(want)) {
+        return;
+    }
+    char *from = (char *)table;
+    size_t len = want * sizeof(hd_bucket);
+    /* advice only: without it the splits fault small pages in as before */
+    if (madvise(from, len, MADV_HUGEPAGE) == 0) {
+        madvise(from, len, MADV_POPULATE_WRITE);
+    }
+}
+
 bool assoc_reserve(uint64_t items)
 {
     pthread_mutex_lock(&split_lock);
+    prepare_reserve(items);
     bool ok = true;
     while (ok && capacity_of(shape_buckets(load_shape())) < items) {
         ok = split_next();

@@ -248,6 +248,12 @@ item *assoc_find_d_where(uint64_t hv,
 int assoc_insert(item *it, uint64_t hv);
 /* The same for any location word (an N item). */
 int assoc_insert_loc(uint64_t loc, uint64_t hv);
+/* The same for a caller that links many entries in a row into a table
+ * sized for them (a warm restart): each takes the emptier of its two
+ * buckets, where the others fill the first choice first (whose bucket a
+ * lookup reads first), so that fewer keys find both full and need a
+ * cuckoo move as the table fills. */
+int assoc_insert_loc_spread(uint64_t loc, uint64_t hv);
 /* Remove the slot whose location word is *locp (from assoc_find_loc,
  * _noff or _item).  Caller holds item_lock(hv). */
 void assoc_delete_loc(uint64_t *locp, uint64_t hv);
@@ -255,6 +261,12 @@ void assoc_delete_loc(uint64_t *locp, uint64_t hv);
  * a caller with many keys to insert at once (a warm restart) hides the
  * misses of one behind the work on others. */
 void assoc_prefetch(uint64_t hv);
+/* When both of hv's buckets are full (their lines asked for earlier with
+ * assoc_prefetch), start loading the buckets their entries could move
+ * to, which an insert of hv will look at.  A hint read without the item
+ * lock: only the single thread that inserts may call it (a warm
+ * restart's linking). */
+void assoc_prefetch_room(uint64_t hv);
 
 /* Visit every location word, stripe by stripe under its item lock (the
  * visitor may rewrite the word, not remove the slot).  Must be called

@@ -247,6 +247,19 @@ static inline void account_item(unsigned int clsid, size_t ntotal, bool in_nvm,
     }
 }
 
+/* account_item for `count` N items of class clsid, `bytes` in all, added
+ * at once (the restart scan, which links millions); sizes are the
+ * caller's to account. */
+static inline void account_n_items_added(unsigned int clsid, uint64_t count,
+                                         uint64_t bytes)
+{
+    struct class_counters *cc = &ccount[clsid];
+    ctr_add(&cc->curr_items, count);
+    ctr_add(&cc->curr_bytes, bytes);
+    ctr_add(&cc->n_items, count);
+    ctr_add(&cc->n_bytes, bytes);
+}
+
 /* ---- allocation ---- */
 
 static inline size_t item_make_ntotal(size_t nkey, int nbytes)

@@ -26,12 +26,13 @@ static uint64_t round_line(uint64_t off)
     return (off + NVM_LINE_SIZE - 1) & ~(uint64_t)(NVM_LINE_SIZE - 1);
 }
 
-void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
+/* The probe of the item at off in a chunk of class id whose bytes an
+ * item may use end at limit (never the trailer, which another lock
+ * guards: slabs_tier.h). */
+static void probe_in(uint64_t off, size_t nkey, unsigned int id,
+                     uint64_t limit, struct nitem_probe *p)
 {
-    unsigned int id = slabs_tier_clsid(off);
     uint64_t end = round_line(off + sizeof(nitem_hdr) + nkey + 1);
-    /* never the trailer, which another lock guards (slabs_tier.h) */
-    uint64_t limit = slabs_tier_chunk_end(off, id) - NITEM_TRAILER_BYTES;
     if (end > limit) {
         end = limit;
     }
@@ -41,19 +42,33 @@ void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
     nvm_read_cls(id, p->u.buf, slabs_tier_ptr(off), p->len);
 }
 
-void nitem_probe_stored(uint64_t off, struct nitem_probe *p)
+void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p)
 {
-    nitem_probe(off, 0, p);
+    unsigned int id = slabs_tier_clsid(off);
+    probe_in(off, nkey, id,
+             slabs_tier_chunk_end(off, id) - NITEM_TRAILER_BYTES, p);
+}
+
+void nitem_probe_chunk(uint64_t off, unsigned int id, uint64_t chunk_end,
+                       struct nitem_probe *p)
+{
+    uint64_t limit = chunk_end - NITEM_TRAILER_BYTES;
+    probe_in(off, 0, id, limit, p);
     uint64_t end = round_line(off + sizeof(nitem_hdr) + p->u.hdr.nkey + 1);
-    uint64_t limit = slabs_tier_chunk_end(off, p->clsid) - NITEM_TRAILER_BYTES;
     if (end > limit) {
         end = limit;
     }
     if (end > off + p->len) {
-        nvm_read_cls(p->clsid, p->u.buf + p->len, slabs_tier_ptr(off + p->len),
+        nvm_read_cls(id, p->u.buf + p->len, slabs_tier_ptr(off + p->len),
                      (size_t)(end - off - p->len));
         p->len = (uint32_t)(end - off);
     }
+}
+
+void nitem_probe_stored(uint64_t off, struct nitem_probe *p)
+{
+    unsigned int id = slabs_tier_clsid(off);
+    nitem_probe_chunk(off, id, slabs_tier_chunk_end(off, id), p);
 }
 
 void nitem_read_body(const struct nitem_probe *p, char *body)

@@ -113,6 +113,10 @@ void nitem_probe(uint64_t off, size_t nkey, struct nitem_probe *p);
  * to look for): the header's line(s), then the rest of the key's lines,
  * each line read once. */
 void nitem_probe_stored(uint64_t off, struct nitem_probe *p);
+/* The same for a caller that knows the chunk: its class id and its end
+ * (a scan that walks pages chunk by chunk). */
+void nitem_probe_chunk(uint64_t off, unsigned int id, uint64_t chunk_end,
+                       struct nitem_probe *p);
 /* True when the probed item holds key. */
 static inline bool nitem_probe_matches(const struct nitem_probe *p,
                                        const char *key, size_t nkey)
