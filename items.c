@@ -88,7 +88,6 @@
 #include "slab_class.h"
 #include "stat_counter.h"
 #include "stats.h"
-#include "thread.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -197,12 +196,12 @@ item *free_d_chunk(const struct placement_query *q)
     return slabs_alloc(q->ntotal, q->clsid);
 }
 
-/* A new item; a staging buffer (bound for the N-zone) is charged to t's
- * tier_staging_limit, t NULL for the engine's own (not charged). */
+/* A new item; a staging buffer (bound for the N-zone) is charged to w's
+ * tier_staging_limit, w NULL for the engine's own (not charged). */
 static item *do_item_alloc(const char *key, size_t nkey,
                            client_flags_t flags, rel_time_t exptime,
                            int nbytes, enum key_zone zone,
-                           LIBEVENT_THREAD *t)
+                           struct storage_worker *w)
 {
     unsigned int id = item_class(nkey, flags, nbytes);
     if (id == 0) {
@@ -215,7 +214,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
     struct placement_query q = { key, nkey, id, ntotal, zone };
     if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
-        it = staging_alloc(ntotal, t);
+        it = staging_alloc(ntotal, w);
         it_flags = ITEM_HEAP;
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
@@ -224,7 +223,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
              * threads took each one its victims left, or replies hold
              * every victim it looked at): the N-zone takes the version,
              * as D takes what N cannot */
-            it = staging_alloc(ntotal, t);
+            it = staging_alloc(ntotal, w);
             it_flags = ITEM_HEAP;
             if (it != NULL) {
                 ctr_add(&ccount[id].d_fallbacks, 1);
@@ -254,10 +253,10 @@ static item *do_item_alloc(const char *key, size_t nkey,
 }
 
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes, LIBEVENT_THREAD *t)
+                 rel_time_t exptime, int nbytes, struct storage_worker *w)
 {
     return do_item_alloc(key, nkey, flags, exptime, nbytes,
-                         KEY_ZONE_UNKNOWN, t);
+                         KEY_ZONE_UNKNOWN, w);
 }
 
 /* A new version of old_it's key, allocated with old_it's item lock held:
@@ -553,7 +552,7 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
 }
 
 /* The caller must hold item_lock(hv): see items.h. */
-void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
+void item_bump(struct storage_worker *w, item *it, uint64_t hv)
 {
     if (!is_heap(it)) {
         do_item_bump(it);
@@ -603,22 +602,22 @@ static bool refcount_take_for_reply(item *it)
  * lock.  LOOKUP_HEADER_ONLY when the caller never reads the value: an N
  * hit then reads no line past the probe. */
 static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
-                            LIBEVENT_THREAD *t, unsigned int how,
+                            struct storage_worker *w, unsigned int how,
                             enum item_lookup *status)
 {
     *status = LOOKUP_MISS;
     uint64_t *locp = assoc_find_loc(key, nkey, hv, &get_probe);
-    if (tiering && t != NULL) {
-        STAT_INCR(t->stats.tier_requests);
+    if (tiering && w != NULL) {
+        STAT_INCR(w->stats.tier_requests);
     }
     if (locp == NULL) {
         return NULL;
     }
     if (hd_loc_is_n(*locp)) {
-        if (t != NULL) {
-            t->hit_segment = LRU_COLD;   /* the N-zone is the cold tier */
+        if (w != NULL) {
+            w->hit_segment = LRU_COLD;   /* the N-zone is the cold tier */
         }
-        return do_item_get_n(locp, &get_probe, hv, t, how, status);
+        return do_item_get_n(locp, &get_probe, hv, w, how, status);
     }
     item *it = hd_loc_to_item(*locp);
     if (how & LOOKUP_FOR_REPLY) {
@@ -631,25 +630,25 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
     if (item_is_flushed(it)) {
         do_item_unlink(it, hv);
         item_remove(it);
-        if (t != NULL) {
-            STAT_INCR(t->stats.get_flushed);
+        if (w != NULL) {
+            STAT_INCR(w->stats.get_flushed);
         }
         return NULL;
     }
     if (item_is_expired(it)) {
         do_item_unlink(it, hv);
         item_remove(it);
-        if (t != NULL) {
-            STAT_INCR(t->stats.get_expired);
+        if (w != NULL) {
+            STAT_INCR(w->stats.get_expired);
         }
         return NULL;
     }
     /* d_hits, even without an N-zone (every hit is then a D hit): the
-     * counter migrate_count_request(t, clsid, true) bumps, bumped inline
+     * counter migrate_count_request(w, clsid, true) bumps, bumped inline
      * to keep the DRAM-only path short */
-    if (t != NULL) {
-        STAT_INCR(t->stats.tier_d_hits[it->slabs_clsid]);
-        t->hit_segment = mq_segment(it);
+    if (w != NULL) {
+        STAT_INCR(w->stats.tier_d_hits[it->slabs_clsid]);
+        w->hit_segment = mq_segment(it);
     }
     if (how & LOOKUP_BUMP) {
         do_item_bump(it);
@@ -660,47 +659,47 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
 
 /* do_item_lookup, every one shown to `watch fetchers` (logger.h) */
 static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
-                         LIBEVENT_THREAD *t, unsigned int how,
+                         struct storage_worker *w, unsigned int how,
                          enum item_lookup *status)
 {
-    item *it = do_item_lookup(key, nkey, hv, t, how, status);
+    item *it = do_item_lookup(key, nkey, hv, w, how, status);
     LOGGER_GET(key, nkey, *status, it ? it->slabs_clsid : 0,
                it ? it->nbytes - 2 : 0);
     return it;
 }
 
-item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get(const char *key, size_t nkey, struct storage_worker *w,
                bool do_update, enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t,
+    item *it = do_item_get(key, nkey, hv, w,
                            LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
                            status);
     item_unlock(hv);
     return it;
 }
 
-item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get_locked(const char *key, size_t nkey, struct storage_worker *w,
                       bool do_update, uint64_t *hv,
                       enum item_lookup *status)
 {
     *hv = hash_key(key, nkey);
     item_lock(*hv);
-    return do_item_get(key, nkey, *hv, t,
+    return do_item_get(key, nkey, *hv, w,
                        LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
                        status);
 }
 
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t, bool want_value,
+                 struct storage_worker *w, bool want_value,
                  enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
     unsigned int how = LOOKUP_FOR_REPLY | LOOKUP_BUMP
         | (want_value ? 0 : LOOKUP_HEADER_ONLY);
-    item *it = do_item_get(key, nkey, hv, t, how, status);
+    item *it = do_item_get(key, nkey, hv, w, how, status);
     if (it != NULL) {
         set_exptime(it, hv, true, exptime);
     }
@@ -787,7 +786,7 @@ static void count_use(item *old_it, uint64_t hv)
 }
 
 static enum store_item_type do_store_existing(item *old_it, item *it,
-        enum store_cmd cmd, LIBEVENT_THREAD *t, uint64_t cas_in,
+        enum store_cmd cmd, struct storage_worker *w, uint64_t cas_in,
         bool cas_stale, uint64_t hv, item **stored_out)
 {
     bool as_cas = cmd == NREAD_CAS
@@ -849,13 +848,13 @@ static void log_store(const item *it, const item *stored,
 }
 
 static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
-        LIBEVENT_THREAD *t, uint64_t hv, uint64_t cas_in,
+        struct storage_worker *w, uint64_t hv, uint64_t cas_in,
         uint64_t *cas_out, bool cas_stale)
 {
     /* only append and prepend read the stored value */
     bool joins = cmd == NREAD_APPEND || cmd == NREAD_PREPEND;
     enum item_lookup found;
-    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t,
+    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, w,
                                joins ? 0 : LOOKUP_HEADER_ONLY, &found);
     item *stored_it = it;
     enum store_item_type ret;
@@ -865,7 +864,7 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
          * version of it */
         ret = NO_MEMORY;
     } else if (old_it != NULL) {
-        ret = do_store_existing(old_it, it, cmd, t, cas_in, cas_stale, hv,
+        ret = do_store_existing(old_it, it, cmd, w, cas_in, cas_stale, hv,
                                 &stored_it);
         item_remove(old_it);
     } else if (cmd == NREAD_CAS
@@ -888,12 +887,12 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
 }
 
 enum store_item_type store_item(item *it, enum store_cmd cmd,
-                                LIBEVENT_THREAD *t, uint64_t cas_in,
+                                struct storage_worker *w, uint64_t cas_in,
                                 uint64_t *cas_out, bool cas_stale)
 {
     uint64_t hv = hash_key(ITEM_key(it), it->nkey);
     item_lock(hv);
-    enum store_item_type ret = do_store_item(it, cmd, t, hv, cas_in,
+    enum store_item_type ret = do_store_item(it, cmd, w, hv, cas_in,
                                              cas_out, cas_stale);
     item_unlock(hv);
     return ret;
@@ -985,13 +984,13 @@ static item *store_counter(item *it, const char *num, size_t len,
     return new_it;
 }
 
-static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
+static enum delta_result_type do_add_delta(struct storage_worker *w,
         const char *key, size_t nkey, bool incr, uint64_t delta, char *buf,
         uint64_t cas_in, uint64_t *cas_out, item **it_out, uint64_t hv)
 {
     uint64_t value;
     enum item_lookup found;
-    item *it = do_item_get(key, nkey, hv, t, 0, &found);
+    item *it = do_item_get(key, nkey, hv, w, 0, &found);
     if (found == LOOKUP_NO_MEMORY) {
         return DELTA_EOM;
     }
@@ -1029,14 +1028,14 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
     return DELTA_OK;
 }
 
-enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
+enum delta_result_type add_delta(struct storage_worker *w, const char *key,
                                  size_t nkey, bool incr, uint64_t delta,
                                  char *buf, uint64_t cas_in,
                                  uint64_t *cas_out, item **it_out)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    enum delta_result_type ret = do_add_delta(t, key, nkey, incr, delta, buf,
+    enum delta_result_type ret = do_add_delta(w, key, nkey, incr, delta, buf,
                                               cas_in, cas_out, it_out, hv);
     item_unlock(hv);
     return ret;
@@ -1048,7 +1047,7 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
  * unlinked in place, with no copy, so it cannot fail for want of memory.
  * A dead version is unlinked and reported as a miss, as a lookup would. */
 static enum delete_result_type do_item_delete(const char *key, size_t nkey,
-        uint64_t hv, uint64_t cas_in, LIBEVENT_THREAD *t,
+        uint64_t hv, uint64_t cas_in, struct storage_worker *w,
         unsigned int *clsid)
 {
     struct nitem_probe p;
@@ -1056,7 +1055,7 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
     if (locp == NULL || !hd_loc_is_n(*locp)) {
         /* a miss, or a D item: the ordinary lookup pins it, no copy */
         enum item_lookup found;
-        item *it = do_item_get(key, nkey, hv, t, LOOKUP_HEADER_ONLY, &found);
+        item *it = do_item_get(key, nkey, hv, w, LOOKUP_HEADER_ONLY, &found);
         enum delete_result_type ret = DELETE_NOT_FOUND;
         if (it != NULL && cas_in != 0 && cas_in != ITEM_get_cas(it)) {
             ret = DELETE_CAS_MISMATCH;
@@ -1069,16 +1068,16 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
         return ret;
     }
     const nitem_hdr *h = &p.u.hdr;
-    if (t != NULL) {
-        STAT_INCR(t->stats.tier_requests);
+    if (w != NULL) {
+        STAT_INCR(w->stats.tier_requests);
     }
     if (n_is_dead(h, *locp)) {
-        do_reap_dead_n(locp, &p, hv, t);
+        do_reap_dead_n(locp, &p, hv, w);
         LOGGER_GET(key, nkey, LOOKUP_MISS, 0, 0);
         return DELETE_NOT_FOUND;
     }
     LOGGER_GET(key, nkey, LOOKUP_HIT, h->clsid, h->nbytes - 2);
-    migrate_count_request(t, h->clsid, false);
+    migrate_count_request(w, h->clsid, false);
     if (cas_in != 0 && cas_in != (settings.use_cas ? h->cas : 0)) {
         return DELETE_CAS_MISMATCH;
     }
@@ -1090,12 +1089,12 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
 }
 
 enum delete_result_type item_delete(const char *key, size_t nkey,
-                                    uint64_t cas_in, LIBEVENT_THREAD *t,
+                                    uint64_t cas_in, struct storage_worker *w,
                                     unsigned int *clsid)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    enum delete_result_type ret = do_item_delete(key, nkey, hv, cas_in, t,
+    enum delete_result_type ret = do_item_delete(key, nkey, hv, cas_in, w,
                                                  clsid);
     item_unlock(hv);
     return ret;

@@ -24,7 +24,7 @@
 #include "conn.h"
 #include "item.h"
 #include "stats.h"
-#include "thread.h"
+#include "storage_worker.h"
 
 #define DONT_UPDATE false
 #define DO_UPDATE true
@@ -84,17 +84,17 @@ void storage_shutdown(bool graceful);
  * item_size_ok says whether such an item could ever be stored (it tells
  * "object too large" from "out of memory" when item_alloc returns NULL).
  * A value bound for the N-zone gets a staging buffer charged to worker
- * t's tier_staging_limit until it is freed (t NULL: not charged); past
- * the limit item_alloc returns NULL, counted in t's tier_staging_refused
+ * w's tier_staging_limit until it is freed (w NULL: not charged); past
+ * the limit item_alloc returns NULL, counted in w's tier_staging_refused
  * (doc/tiering.md "Values in flight"). */
 bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes);
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes, LIBEVENT_THREAD *t);
+                 rel_time_t exptime, int nbytes, struct storage_worker *w);
 void item_remove(item *it);         /* drop the caller's reference */
 
 /* ---- lookup ----
  * Expired and flushed items are unlinked on the way and reported as misses
- * (get_expired / get_flushed are counted in t's stats here).  do_update
+ * (get_expired / get_flushed are counted in w's stats here).  do_update
  * bumps the item in its replacement queue and counts the access.
  *
  * These are the lookups whose result a client's reply holds.  *status
@@ -111,19 +111,19 @@ enum item_lookup {
     LOOKUP_HIT,
     LOOKUP_NO_MEMORY
 };
-item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get(const char *key, size_t nkey, struct storage_worker *w,
                bool do_update, enum item_lookup *status);
 /* Same, but returns with the item lock for *hv held (hit or miss): the
  * caller may read and change the item's metadata (exptime, it_flags, cas)
  * and must call item_unlock(*hv) before doing I/O. */
-item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get_locked(const char *key, size_t nkey, struct storage_worker *w,
                       bool do_update, uint64_t *hv,
                       enum item_lookup *status);
 /* Lookup that also sets a new expiry time (touch, gat).  Without
  * want_value an N item comes back without its value (touch): read its
  * header fields only. */
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t, bool want_value,
+                 struct storage_worker *w, bool want_value,
                  enum item_lookup *status);
 #ifdef MEMCACHED_DEBUG
 /* debugfail: the next n copies of N-zone items fail as if malloc had
@@ -139,13 +139,13 @@ void items_debug_fail_snapshots(unsigned int n);
  * *cas_out (if not NULL) receives the new cas.  The caller keeps its
  * reference to `it`. */
 enum store_item_type store_item(item *it, enum store_cmd cmd,
-                                LIBEVENT_THREAD *t, uint64_t cas_in,
+                                struct storage_worker *w, uint64_t cas_in,
                                 uint64_t *cas_out, bool cas_stale);
 
 /* incr/decr.  buf (INCR_MAX_STORAGE_LEN) receives the new value as text.
  * cas_in != 0 must match; *cas_out (if not NULL) gets the new cas; *it_out
  * (if not NULL) gets a referenced pointer to the updated item. */
-enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
+enum delta_result_type add_delta(struct storage_worker *w, const char *key,
                                  size_t nkey, bool incr, uint64_t delta,
                                  char *buf, uint64_t cas_in,
                                  uint64_t *cas_out, item **it_out);
@@ -153,7 +153,7 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
 /* Unlink the key's version (cas_in != 0 must match); *clsid gets its
  * class on DELETE_OK.  Reads no value bytes and allocates nothing. */
 enum delete_result_type item_delete(const char *key, size_t nkey,
-                                    uint64_t cas_in, LIBEVENT_THREAD *t,
+                                    uint64_t cas_in, struct storage_worker *w,
                                     unsigned int *clsid);
 /* Unlink a linked item (or the stored item a snapshot stands for); the
  * lock for its hash must be held, and held since `it` was looked up (a
@@ -171,7 +171,7 @@ void do_item_set_flags(item *it, uint64_t hv, uint16_t set, uint16_t clear);
 void item_set_flags(item *it, uint16_t set, uint16_t clear);
 void do_item_set_cas(item *it, uint64_t hv, uint64_t cas);
 /* Bump after a hit (bounded, like memcached's ITEM_UPDATE_INTERVAL). */
-void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv);
+void item_bump(struct storage_worker *w, item *it, uint64_t hv);
 /* Fresh cas value (0 when -C). */
 uint64_t get_cas_id(void);
 /* Start-up, restoring items: later cas ids are above `cas`. */
@@ -210,7 +210,8 @@ void item_stats_sizes(ADD_STAT add_stats, void *c);   /* stats sizes */
 void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */
 void item_stats_sizes_enable(void);
 void item_stats_sizes_disable(void);
-void item_stats_reset(void);         /* also the tier counters */
+/* also the tier counters and the workers' (struct storage_worker_stats) */
+void item_stats_reset(void);
 /* stats tier / stats tier classes (doc/tiering.md lists every name) */
 void tier_stats(ADD_STAT add_stats, void *c);
 void tier_stats_classes(ADD_STAT add_stats, void *c);

@@ -6,7 +6,8 @@
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
- * and nvm getters, and the per-thread stats summed on read.  mig_base_lock
+ * and nvm getters, and the workers' counters summed on read
+ * (storage_worker.c).  mig_base_lock
  * guards the migrate.c baseline taken by `stats reset`.
  */
 #include "config.h"
@@ -29,6 +30,7 @@
 #include "slab_class.h"
 #include "stat_counter.h"
 #include "stats.h"
+#include "storage_worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +188,7 @@ static void item_evicted_stats(ADD_STAT add_stats, void *c, unsigned int id,
 }
 
 static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id,
-                             struct thread_stats *ts)
+                             struct storage_worker_stats *ts)
 {
     struct class_counters *cc = &ccount[id];
     struct mq_class_stats ms;
@@ -250,11 +252,11 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id,
 
 void item_stats(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
             id++) {
         item_stats_class(add_stats, c, id, ts);
@@ -264,6 +266,7 @@ void item_stats(ADD_STAT add_stats, void *c)
 
 void item_stats_reset(void)
 {
+    storage_workers_stats_reset();
     for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
         struct class_counters *cc = &ccount[id];
         /* curr_items and curr_bytes describe the cache, not history. */
@@ -337,7 +340,8 @@ struct tier_totals {
              n_corrupt, d_aged;
 };
 
-static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
+static void sum_tier(const struct storage_worker_stats *ts,
+                     struct tier_totals *tot)
 {
     memset(tot, 0, sizeof(*tot));
     tot->inflight_refused = STAT_GET(ts->tier_inflight_refused);
@@ -371,7 +375,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
 
 void tier_stats(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     struct slabs_totals sl;
     struct slabs_tier_totals tt;
     struct migrate_stats ms;
@@ -383,7 +387,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     slabs_get_totals(&sl);
     slabs_tier_get_totals(&tt);
     migrate_stats_since_reset(&ms);
@@ -424,9 +428,9 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_aged", tot.d_aged);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
     STAT_U64("d_fallbacks", tot.d_fallbacks);
-    STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
+    STAT_U64("inflight_bytes", storage_workers_inflight_bytes());
     STAT_U64("inflight_refused", tot.inflight_refused);
-    STAT_U64("staging_bytes", threadlocal_tier_staging_bytes());
+    STAT_U64("staging_bytes", storage_workers_staging_bytes());
     STAT_U64("staging_refused", tot.staging_refused);
     STAT_U64("n_items_corrupt", tot.n_corrupt);
     if (active_policy->stats != NULL) {
@@ -494,14 +498,14 @@ static void tier_class_zone_usage(ADD_STAT add_stats, void *c,
 
 void tier_stats_classes(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     uint64_t lines_read[MAX_NUMBER_OF_SLAB_CLASSES];
     uint64_t lines_written[MAX_NUMBER_OF_SLAB_CLASSES];
 
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     nvm_stats_sum_classes(lines_read, lines_written,
                           MAX_NUMBER_OF_SLAB_CLASSES);
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();

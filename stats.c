@@ -9,7 +9,8 @@
  * per-key-prefix counters behind `stats detail`.
  *
  * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
- * guards struct server_stats; per-thread counters are summed without locks.
+ * guards struct server_stats; per-thread counters (the workers' struct
+ * thread_stats and struct storage_worker_stats) are summed without locks.
  */
 #include "config.h"
 #include "stats.h"
@@ -25,6 +26,7 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "stat_counter.h"
+#include "storage_worker.h"
 #include "tier_reassign.h"
 #include "tls.h"
 
@@ -77,11 +79,12 @@ struct slab_totals {
     uint64_t cas_hits, cas_badval, incr_hits, decr_hits;
 };
 
-static void sum_slab_stats(struct thread_stats *ts, struct slab_totals *t)
+static void sum_slab_stats(const struct storage_worker_stats *ws,
+                           struct slab_totals *t)
 {
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
-        struct slab_stats *s = &ts->slab_stats[i];
+        const struct slab_stats *s = &ws->slab_stats[i];
         t->set_cmds += STAT_GET(s->set_cmds);
         t->get_hits += STAT_GET(s->get_hits);
         t->touch_hits += STAT_GET(s->touch_hits);
@@ -142,10 +145,11 @@ static void connection_stats(ADD_STAT add_stats, void *c,
 }
 
 static void command_stats(ADD_STAT add_stats, void *c,
-                          struct thread_stats *ts)
+                          struct thread_stats *ts,
+                          const struct storage_worker_stats *ws)
 {
     struct slab_totals t;
-    sum_slab_stats(ts, &t);
+    sum_slab_stats(ws, &t);
     APPEND_U64("cmd_get", STAT_GET(ts->get_cmds));
     APPEND_U64("cmd_set", t.set_cmds);
     APPEND_U64("cmd_flush", STAT_GET(ts->flush_cmds));
@@ -153,8 +157,8 @@ static void command_stats(ADD_STAT add_stats, void *c,
     APPEND_U64("cmd_meta", STAT_GET(ts->meta_cmds));
     APPEND_U64("get_hits", t.get_hits);
     APPEND_U64("get_misses", STAT_GET(ts->get_misses));
-    APPEND_U64("get_expired", STAT_GET(ts->get_expired));
-    APPEND_U64("get_flushed", STAT_GET(ts->get_flushed));
+    APPEND_U64("get_expired", STAT_GET(ws->get_expired));
+    APPEND_U64("get_flushed", STAT_GET(ws->get_flushed));
     APPEND_U64("delete_misses", STAT_GET(ts->delete_misses));
     APPEND_U64("delete_hits", t.delete_hits);
     APPEND_U64("incr_misses", STAT_GET(ts->incr_misses));
@@ -216,13 +220,17 @@ static void tls_stats_lines(ADD_STAT add_stats, void *c)
 void server_stats(ADD_STAT add_stats, void *c)
 {
     struct thread_stats *ts = malloc(sizeof(*ts));
-    if (ts == NULL) {
+    struct storage_worker_stats *ws = malloc(sizeof(*ws));
+    if (ts == NULL || ws == NULL) {
+        free(ts);
+        free(ws);
         return;
     }
     threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ws);
     process_and_time_stats(add_stats, c);
     connection_stats(add_stats, c, ts);
-    command_stats(add_stats, c, ts);
+    command_stats(add_stats, c, ts, ws);
     APPEND_U64("limit_maxbytes", limit_maxbytes());
     pthread_mutex_lock(&stats_lock);
     bool accepting = stats.accepting_conns;
@@ -246,6 +254,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     append_stat("server", add_stats, c, "%s", PACKAGE_NAME);
     append_stat("tiercached_version", add_stats, c, "%s", PACKAGE_VERSION);
     free(ts);
+    free(ws);
 }
 
 static const char *yes_no(bool b)

@@ -33,7 +33,6 @@
 #include "tls.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,7 +216,7 @@ static void setup_thread(LIBEVENT_THREAD *me)
 static void *worker_libevent(void *arg)
 {
     LIBEVENT_THREAD *me = arg;
-    tier_reassign_thread_worker((unsigned int)me->index);
+    tier_reassign_thread_worker(me->storage.index);
     pthread_mutex_lock(&init_lock);
     init_count++;
     pthread_cond_signal(&init_cond);
@@ -280,6 +279,7 @@ void memcached_thread_init(int nthreads, void *arg)
         threads[i].notify_receive_fd = fds[0];
         threads[i].notify_send_fd = fds[1];
         threads[i].index = i;
+        storage_worker_register(&threads[i].storage);
         setup_thread(&threads[i]);
     }
     for (int i = 0; i < nthreads; i++) {
@@ -361,28 +361,6 @@ void threadlocal_stats_aggregate(struct thread_stats *out)
     for (int i = 0; i < nthreads_running; i++) {
         stats_sum((stat_u64 *)out, (stat_u64 *)&threads[i].stats, n);
     }
-}
-
-/* The sum over the workers of the gauge at `offset` in their struct. */
-static uint64_t sum_worker_gauge(size_t offset)
-{
-    uint64_t sum = 0;
-    for (int i = 0; i < nthreads_running; i++) {
-        _Atomic uint64_t *g =
-            (_Atomic uint64_t *)((char *)&threads[i] + offset);
-        sum += atomic_load_explicit(g, memory_order_relaxed);
-    }
-    return sum;
-}
-
-uint64_t threadlocal_tier_inflight_bytes(void)
-{
-    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_inflight_bytes));
-}
-
-uint64_t threadlocal_tier_staging_bytes(void)
-{
-    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_staging_bytes));
 }
 
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out)

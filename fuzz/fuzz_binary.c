@@ -201,8 +201,8 @@ static void check_references(void)
 {
     for (int tries = 0; tries < 4000; tries++) {
         if (references_released()
-                && threadlocal_tier_inflight_bytes() == 0
-                && threadlocal_tier_staging_bytes() == 0) {
+                && storage_workers_inflight_bytes() == 0
+                && storage_workers_staging_bytes() == 0) {
             return;
         }
         usleep(5000);

@@ -27,13 +27,13 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stats.h"
-#include "thread.h"
+#include "storage_worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static LIBEVENT_THREAD *t;
+static struct storage_worker *t;
 /* what the lookups under test reported; their results are checked instead */
 static enum item_lookup lookup;
 static unsigned int deleted_cls;

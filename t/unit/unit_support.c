@@ -2,8 +2,8 @@
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
  * Owns: settings, server stats and stats_lock, the N-zone, stats output
- * helpers and stand-ins for the connection output API and the workers'
- * stats sums (the network side is not linked).  The clock (clock.c) and
+ * helpers and stand-ins for the connection output API (the network side
+ * is not linked).  The clock (clock.c) and
  * the item locks (item_locks.c) are the server's own.
  * Locks: stats_lock as in memcached.c.
  */
@@ -15,7 +15,6 @@
 #include "nvm.h"
 #include "settings.h"
 #include "stats.h"
-#include "thread.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +24,6 @@
 struct settings settings;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-LIBEVENT_THREAD *threads;
 struct nvm_zone nvm_zone;
 
 void unit_nvm_open(size_t size)
@@ -71,22 +69,6 @@ void unit_locks_init(unsigned int power)
         fprintf(stderr, "out of memory for item locks\n");
         exit(2);
     }
-}
-
-/* No workers in unit tests: every per-thread counter reads zero. */
-void threadlocal_stats_aggregate(struct thread_stats *out)
-{
-    memset(out, 0, sizeof(*out));
-}
-
-uint64_t threadlocal_tier_inflight_bytes(void)
-{
-    return 0;
-}
-
-uint64_t threadlocal_tier_staging_bytes(void)
-{
-    return 0;
 }
 
 void append_stat(const char *name, ADD_STAT add_stats, void *c,
