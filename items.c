@@ -87,7 +87,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include <ctype.h>
 #include <stdio.h>

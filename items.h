@@ -23,7 +23,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "item.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #define DONT_UPDATE false
@@ -203,8 +203,10 @@ char *item_cachedump(unsigned int clsid, unsigned int limit,
  * crawler_reclaimed, crawler_items_checked, lrutail_reflocked, moves_*,
  * slab_reassign_*, slabs_moved, hash_power_level, hash_bytes,
  * hash_is_expanding, bytes, limit_maxbytes, malloc_fails,
- * total_malloced, ... */
-void storage_stats_general(ADD_STAT add_stats, void *c);
+ * total_malloced, ...; malloc_fails adds conn_malloc_fails, the
+ * daemon's own */
+void storage_stats_general(ADD_STAT add_stats, void *c,
+                           uint64_t conn_malloc_fails);
 void item_stats(ADD_STAT add_stats, void *c);         /* stats items */
 void item_stats_sizes(ADD_STAT add_stats, void *c);   /* stats sizes */
 void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */

@@ -29,7 +29,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #include <stdio.h>
@@ -75,23 +75,20 @@ static void sum_classes(struct storage_totals *tot)
 #define STAT_U64(name, v) \
     append_stat(name, add_stats, c, "%llu", (unsigned long long)(v))
 
-void storage_stats_general(ADD_STAT add_stats, void *c)
+void storage_stats_general(ADD_STAT add_stats, void *c,
+                           uint64_t conn_malloc_fails)
 {
     struct assoc_stats as;
     struct slabs_totals sl;
     struct crawler_stats cr;
     struct storage_totals tot;
     struct logger_stats lg;
-    uint64_t conn_malloc_fails;
 
     assoc_get_stats(&as);
     logger_get_stats(&lg);
     slabs_get_totals(&sl);
     crawler_get_stats(&cr);
     sum_classes(&tot);
-    pthread_mutex_lock(&stats_lock);
-    conn_malloc_fails = stats.malloc_fails;
-    pthread_mutex_unlock(&stats_lock);
 
     STAT_U64("hash_power_level", as.hash_power_level);
     STAT_U64("hash_bytes", as.hash_bytes);

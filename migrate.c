@@ -63,7 +63,7 @@
 #include "slab_class.h"
 #include "slabs.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #include <string.h>

@@ -54,7 +54,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #include <errno.h>

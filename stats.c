@@ -1,8 +1,9 @@
 /*
  * stats.c: the text of `stats`, `stats settings` and `stats detail`.
  *
- * Owns the ADD_STAT plumbing (append_stat formats one line, and
- * append_ascii_stats writes it to a connection), the general stats listing
+ * Owns the ADD_STAT callback that writes lines to a connection
+ * (append_ascii_stats; append_stat, stat_line.c, formats them), the
+ * general stats listing
  * in memcached 1.6.18's order and names (the storage lines come from
  * storage_stats_general in items_stats.c; our own additions follow them,
  * the server's name and version last), the settings listing, and the
@@ -30,7 +31,6 @@
 #include "tier_reassign.h"
 #include "tls.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,23 +52,6 @@ void append_ascii_stats(const char *key, uint16_t klen, const char *val,
     resp_add(c, " ", 1);
     resp_add(c, val, vlen);
     resp_add(c, "\r\n", 2);
-}
-
-void append_stat(const char *name, ADD_STAT add_stats, void *c,
-                 const char *fmt, ...)
-{
-    char val[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int vlen = vsnprintf(val, sizeof(val), fmt, ap);
-    va_end(ap);
-    if (vlen < 0) {
-        return;
-    }
-    if ((size_t)vlen >= sizeof(val)) {
-        vlen = sizeof(val) - 1;
-    }
-    add_stats(name, strlen(name), val, vlen, c);
 }
 
 #define APPEND_U64(name, v) \
@@ -236,6 +219,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     bool accepting = stats.accepting_conns;
     uint64_t disabled = stats.listen_disabled_num;
     uint64_t disabled_us = stats.time_in_listen_disabled_us;
+    uint64_t malloc_fails = stats.malloc_fails;
     pthread_mutex_unlock(&stats_lock);
     append_stat("accepting_conns", add_stats, c, "%u", accepting ? 1 : 0);
     APPEND_U64("listen_disabled_num", disabled);
@@ -243,7 +227,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     append_stat("threads", add_stats, c, "%d", settings.num_threads);
     APPEND_U64("conn_yields", STAT_GET(ts->conn_yields));
     tls_stats_lines(add_stats, c);
-    storage_stats_general(add_stats, c);
+    storage_stats_general(add_stats, c, malloc_fails);
     /* Not a memcached 1.6.18 stat (doc/protocol.md): after its list. */
     struct slabs_totals sl;
     slabs_get_totals(&sl);

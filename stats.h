@@ -1,5 +1,6 @@
 /*
- * stats.h: the server's counters and the `stats` output helpers (stats.c).
+ * stats.h: the server's counters and the `stats` output (stats.c); the
+ * ADD_STAT callback type and append_stat are stat_line.h's.
  *
  * Per-thread counters (struct thread_stats, one per worker in
  * LIBEVENT_THREAD) take no lock: their owner writes them with STAT_INCR
@@ -12,6 +13,7 @@
 #include "clock.h"
 #include "slab_class.h"
 #include "stat_counter.h"
+#include "stat_line.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -65,10 +67,6 @@ extern struct server_stats stats;
 extern pthread_mutex_t stats_lock;
 
 /* ---- stats output (stats.c) ---- */
-typedef void (*ADD_STAT)(const char *key, uint16_t klen, const char *val,
-                         uint32_t vlen, const void *cookie);
-void append_stat(const char *name, ADD_STAT add_stats, void *c,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* ADD_STAT callback writing "STAT k v\r\n" (or "END\r\n" for klen 0) to c */
 void append_ascii_stats(const char *key, uint16_t klen, const char *val,
                         uint32_t vlen, const void *cookie);

@@ -36,7 +36,7 @@
 #include "item.h"
 #include "nitem.h"
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 /* Where the engine stands when it asks for a new version's zone. */
 enum key_zone {

@@ -20,7 +20,7 @@
 #define TIER_REASSIGN_H
 
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include "reassign_dp.h"
 

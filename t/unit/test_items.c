@@ -240,7 +240,7 @@ static void test_eviction(void)
     }
     struct stat_capture *cap = calloc(1, sizeof(*cap));
     char v[64];
-    storage_stats_general(capture_stat, cap);
+    storage_stats_general(capture_stat, cap, 0);
     ok(stored && atoi(captured_value(cap, "evictions", v, sizeof(v))) > 0,
        "a full class evicts (evictions %s)", v);
     ok(value_is("ev3999", big) && value_is("ev0", NULL),
@@ -299,7 +299,7 @@ static bool listed_in(const char *name, const char **names)
 static bool stats_names_are(const char **absent1, const char **absent2)
 {
     struct stat_capture *cap = calloc(1, sizeof(*cap));
-    storage_stats_general(capture_stat, cap);
+    storage_stats_general(capture_stat, cap, 0);
     const char *p = cap->buf;
     bool same = true;
     for (int i = 0; stock_names[i] != NULL && same; i++) {
@@ -402,7 +402,7 @@ static void test_crawler(void)
     char v[64];
     for (int i = 0; i < 2000; i++) {
         cap->len = 0;
-        storage_stats_general(capture_stat, cap);
+        storage_stats_general(capture_stat, cap, 0);
         if (atoi(captured_value(cap, "crawler_reclaimed", v, 64)) > 0) {
             break;
         }

@@ -1,10 +1,10 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, server stats and stats_lock, the N-zone, stats output
- * helpers and stand-ins for the connection output API (the network side
- * is not linked).  The clock (clock.c) and
- * the item locks (item_locks.c) are the server's own.
+ * Owns: settings, server stats and stats_lock, the N-zone, a capturing
+ * ADD_STAT and stand-ins for the connection output API (the network side
+ * is not linked).  The clock (clock.c), the item locks (item_locks.c) and
+ * append_stat (stat_line.c) are the server's own.
  * Locks: stats_lock as in memcached.c.
  */
 #include "config.h"
@@ -16,7 +16,6 @@
 #include "settings.h"
 #include "stats.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,20 +68,6 @@ void unit_locks_init(unsigned int power)
         fprintf(stderr, "out of memory for item locks\n");
         exit(2);
     }
-}
-
-void append_stat(const char *name, ADD_STAT add_stats, void *c,
-                 const char *fmt, ...)
-{
-    char val[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int vlen = vsnprintf(val, sizeof(val), fmt, ap);
-    va_end(ap);
-    if (vlen < 0) {
-        vlen = 0;
-    }
-    add_stats(name, (uint16_t)strlen(name), val, (uint32_t)vlen, c);
 }
 
 void capture_stat(const char *key, uint16_t klen, const char *val,
