@@ -21,7 +21,6 @@
 #define ITEMS_H
 
 #include "clock.h"
-#include "conn.h"
 #include "item.h"
 #include "stat_line.h"
 #include "storage_worker.h"
@@ -186,11 +185,26 @@ bool slabs_adjust_mem_limit(size_t new_mem_limit);   /* cache_memlimit */
 enum reassign_result_type slabs_reassign(int src, int dst);
 /* "all" or a comma list of class ids */
 enum crawler_result_type lru_crawler_crawl(const char *classes);
-/* Writes "key=... exp=... la=... cas=... fetch=... cls=... size=...\n"
- * lines for the live items of the chosen classes ("all", "hash" or a
- * comma list; D items, then N items), then "END\r\n": the first batch
- * now, the next ones as the client reads them (c->producer, conn.h). */
-enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes);
+/* lru_crawler metadump, storage's half: a walk that lists
+ * "key=... exp=... la=... cas=... fetch=... cls=... size=...\n" lines for
+ * the live items of the chosen classes ("all", "hash" or a comma list; D
+ * items, then N items).  The protocol layer asks for one batch at a time,
+ * as its client reads them, and writes the END after the last. */
+struct metadump;
+/* Takes one line (len bytes, '\n' ended); false stops the batch. */
+typedef bool (*metadump_emit_fn)(void *ctx, const char *line, size_t len);
+enum metadump_batch_result {
+    METADUMP_MORE,       /* a batch went out; lines are left */
+    METADUMP_END,        /* the last lines went out */
+    METADUMP_STOPPED     /* emit refused a line */
+};
+/* *out: the walk, for metadump_batch, on CRAWLER_OK. */
+enum crawler_result_type lru_crawler_metadump_start(const char *classes,
+                                                    struct metadump **out);
+/* Hands lines to emit until `bytes` or more went out or the walk ends. */
+enum metadump_batch_result metadump_batch(struct metadump *md, size_t bytes,
+                                          metadump_emit_fn emit, void *ctx);
+void metadump_free(struct metadump *md);
 bool lru_crawler_set_enabled(bool on);                /* enable/disable */
 /* stats cachedump: malloc'd "ITEM key [N b; T s]\r\n...END\r\n", the
  * class's D items (MQ queues) then its N items (zone order) */

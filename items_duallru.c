@@ -60,6 +60,7 @@
 #include "item_lock.h"
 #include "slab_class.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Items a step handles per class and segment in one round, and list

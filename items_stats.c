@@ -32,6 +32,7 @@
 #include "stat_line.h"
 #include "storage_worker.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -66,6 +66,7 @@
 #include "stat_line.h"
 #include "storage_worker.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* ---- counters and decay ---- */

@@ -10,13 +10,13 @@
 #include "tap.h"
 #include "unit_support.h"
 #include "clock.h"
-#include "conn.h"
 #include "item.h"
 #include "settings.h"
 #include "stat_counter.h"
 #include "stats.h"
 #include "storage_worker.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,13 +365,28 @@ static void test_stats_names(void)
     free(cap);
 }
 
+/* metadump's lines, gathered into a string */
+struct dump_buf {
+    char text[8192];
+    size_t used;
+};
+
+static bool dump_line(void *ctx, const char *line, size_t len)
+{
+    struct dump_buf *d = ctx;
+    if (d->used + len >= sizeof(d->text)) {
+        return false;
+    }
+    memcpy(d->text + d->used, line, len);
+    d->used += len;
+    d->text[d->used] = '\0';
+    return true;
+}
+
 static void test_crawler(void)
 {
-    char buf[8192];
-    conn c;
-    memset(&c, 0, sizeof(c));
-    c.wbuf = buf;
-    c.wbuf_size = sizeof(buf);
+    struct dump_buf dump = { .used = 0 };
+    struct metadump *md = NULL;
     ok(lru_crawler_crawl("all") == CRAWLER_NOTSTARTED,
        "crawl without the crawler: not started");
     ok(lru_crawler_set_enabled(true), "crawler enabled");
@@ -383,11 +398,12 @@ static void test_crawler(void)
     memcpy(ITEM_data(it), "1\r\n", 3);
     store_item(it, NREAD_SET, t, 0, NULL, false);
     item_remove(it);
-    ok(lru_crawler_metadump(&c, "1") == CRAWLER_OK
-       && strstr(buf, "key=a%20b exp=") != NULL
-       && memcmp(buf + c.wbuf_used - 5, "END\r\n", 5) == 0,
-       "metadump lines use url-encoded keys and end with END");
-    char *line = strstr(buf, "key=a%20b");
+    ok(lru_crawler_metadump_start("1", &md) == CRAWLER_OK
+       && metadump_batch(md, SIZE_MAX, dump_line, &dump) == METADUMP_END
+       && strstr(dump.text, "key=a%20b exp=") != NULL,
+       "metadump lines use url-encoded keys, and the walk ends");
+    metadump_free(md);
+    char *line = strstr(dump.text, "key=a%20b");
     ok(line && strstr(line, " fetch=no cls=1 size=") != NULL
        && strchr(line, '\n')[-1] != '\r', "metadump line fields, \\n ended");
 
@@ -411,7 +427,7 @@ static void test_crawler(void)
     }
     ok(atoi(v) >= 1, "the crawler reclaimed the expired item");
     ok(lru_crawler_set_enabled(false)
-       && lru_crawler_metadump(&c, "all") == CRAWLER_NOTSTARTED,
+       && lru_crawler_metadump_start("all", &md) == CRAWLER_NOTSTARTED,
        "disabled crawler: metadump not started");
     free(cap);
 }

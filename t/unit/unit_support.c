@@ -1,16 +1,15 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, server stats and stats_lock, the N-zone, a capturing
- * ADD_STAT and stand-ins for the connection output API (the network side
- * is not linked).  The clock (clock.c), the item locks (item_locks.c) and
- * append_stat (stat_line.c) are the server's own.
+ * Owns: settings, server stats and stats_lock, the N-zone and a capturing
+ * ADD_STAT (the network side is not linked).  The clock (clock.c), the
+ * item locks (item_locks.c) and append_stat (stat_line.c) are the
+ * server's own.
  * Locks: stats_lock as in memcached.c.
  */
 #include "config.h"
 #include "unit_support.h"
 #include "clock.h"
-#include "conn.h"
 #include "item_lock.h"
 #include "nvm.h"
 #include "settings.h"
@@ -105,21 +104,3 @@ const char *captured_value(const struct stat_capture *cap, const char *key,
     }
     return NULL;
 }
-
-void conn_set_state(conn *c, enum conn_states state)
-{
-    c->state = state;
-}
-
-/* Connection output stand-ins: metadump in tests writes to a buffer
- * through the conn's wbuf. */
-bool resp_add(conn *c, const void *buf, size_t len)
-{
-    if (c->wbuf_used + len > c->wbuf_size) {
-        return false;
-    }
-    memcpy(c->wbuf + c->wbuf_used, buf, len);
-    c->wbuf_used += (uint32_t)len;
-    return true;
-}
-
