@@ -28,15 +28,6 @@
 #define DONT_UPDATE false
 #define DO_UPDATE true
 
-enum store_item_type {
-    NOT_STORED = 0,
-    STORED,
-    EXISTS,
-    NOT_FOUND,
-    TOO_LARGE,
-    NO_MEMORY
-};
-
 enum delta_result_type {
     DELTA_OK = 0,
     DELTA_NON_NUMERIC,
@@ -97,7 +88,8 @@ void item_remove(item *it);         /* drop the caller's reference */
  * bumps the item in its replacement queue and counts the access.
  *
  * These are the lookups whose result a client's reply holds.  *status
- * tells a miss from a hit that could not be served:
+ * (enum item_lookup, item.h) tells a miss from a hit that could not be
+ * served:
  *   - LOOKUP_MISS also covers a D item already held ITEM_REFCOUNT_LIMIT
  *     times (memcached answers such a fetch as a miss rather than let the
  *     16-bit count wrap);
@@ -105,11 +97,6 @@ void item_remove(item *it);         /* drop the caller's reference */
  *     copied out (no memory, or the thread's tier_inflight_limit spent by
  *     replies still waiting to be written).  Nothing was changed. */
 #define ITEM_REFCOUNT_LIMIT 60000
-enum item_lookup {
-    LOOKUP_MISS = 0,
-    LOOKUP_HIT,
-    LOOKUP_NO_MEMORY
-};
 item *item_get(const char *key, size_t nkey, struct storage_worker *w,
                bool do_update, enum item_lookup *status);
 /* Same, but returns with the item lock for *hv held (hit or miss): the

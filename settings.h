@@ -16,10 +16,10 @@
 #define SETTINGS_H
 
 #include "clock.h"
-#include "listen.h"
+#include "listen_config.h"
 #include "nvm.h"
 #include "tier_config.h"
-#include "tls.h"
+#include "tls_config.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,7 +29,7 @@
 enum protocol { ascii_prot = 3, binary_prot, negotiating_prot };
 
 struct settings {
-    struct listen_config listen;  /* where and how many clients (listen.h) */
+    struct listen_config listen;  /* where and how many clients */
     size_t maxbytes;              /* -m, DRAM item memory */
     _Atomic int verbose;          /* run time: verbosity */
     rel_time_t oldest_live;       /* flush_all: items older are invalid */
@@ -87,7 +87,7 @@ struct settings {
     char *username;
     bool daemonize;
     bool enable_coredumps;        /* -r */
-    struct tls_config tls;        /* -Z and ssl_* (tls.h) */
+    struct tls_config tls;        /* -Z and ssl_* */
 
     /* the N-zone and its policies (-o nvm_*, tier_*; doc/tiering.md) */
     struct nvm_config nvm;        /* nvm.size == 0: no N-zone */

@@ -22,10 +22,8 @@
  */
 #include "config.h"
 #include "thread.h"
-#include "clock.h"
 #include "conn.h"
 #include "item_lock.h"
-#include "items.h"
 #include "settings.h"
 #include "stat_counter.h"
 #include "stats.h"
@@ -248,19 +246,6 @@ static void worker_free(LIBEVENT_THREAD *me)
     me->base = NULL;
     close(me->notify_receive_fd);
     close(me->notify_send_fd);
-}
-
-void server_engine_start(void)
-{
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
-        fprintf(stderr, "Failed to start the storage threads\n");
-        exit(EXIT_FAILURE);
-    }
 }
 
 void memcached_thread_init(int nthreads, void *arg)

@@ -35,11 +35,6 @@ typedef struct libevent_thread {
 } LIBEVENT_THREAD;
 
 void memcached_thread_init(int nthreads, void *arg);
-/* Start-up after the settings and the N-zone, in the order the parts need
- * each other: the clock, the storage engine (item locks, slabs, index,
- * restart), the workers, the storage threads; exits on failure.  The
- * daemon's main and the fuzz harness both start this way. */
-void server_engine_start(void);
 /* Shutdown, main thread, after the listeners are closed: every worker
  * closes its connections between two requests and ends; returns once
  * all are joined.  `threads` and their stats stay readable. */

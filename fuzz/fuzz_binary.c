@@ -2,8 +2,8 @@
  * fuzz/fuzz_binary.c: the libFuzzer harness for the binary protocol
  * (doc/protocol.md "Fuzzing").
  *
- * Owns what memcached.c owns in the daemon (the globals `stats`,
- * `stats_lock` and `nvm_zone`, and server_shutdown), a start-up that
+ * Owns what memcached.c owns in the daemon (the globals `stats` and
+ * `stats_lock`, and server_shutdown), a start-up that
  * follows main()'s order with a fixed command line (-B binary, a small
  * D-zone and a small anonymous N-zone, new keys placed in N, workers
  * whose share of connection memory a few dozen pipelined stat requests
@@ -44,7 +44,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct nvm_zone nvm_zone;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -75,7 +74,16 @@ static void server_start(void)
         fprintf(stderr, "fuzz_binary: %s\n", err);
         exit(EXIT_FAILURE);
     }
-    server_engine_start();
+    /* memcached.c's engine_start */
+    clock_init();
+    stats.started = current_time;
+    stats.accepting_conns = true;
+    storage_init();
+    memcached_thread_init(settings.num_threads, NULL);
+    if (storage_start_threads() != 0) {
+        fprintf(stderr, "fuzz_binary: the storage threads did not start\n");
+        exit(EXIT_FAILURE);
+    }
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

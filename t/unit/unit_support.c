@@ -1,8 +1,8 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, server stats and stats_lock, the N-zone and a capturing
- * ADD_STAT (the network side is not linked).  The clock (clock.c), the
+ * Owns: settings, server stats and stats_lock, opening the N-zone for a
+ * test and a capturing ADD_STAT (the network side is not linked).  The clock (clock.c), the
  * item locks (item_locks.c) and append_stat (stat_line.c) are the
  * server's own.
  * Locks: stats_lock as in memcached.c.
@@ -22,7 +22,6 @@
 struct settings settings;
 struct server_stats stats;
 pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-struct nvm_zone nvm_zone;
 
 void unit_nvm_open(size_t size)
 {
