@@ -25,6 +25,7 @@
 #include "proto_auth.h"
 #include "proto_sasl.h"
 #include "settings.h"
+#include "settings_parse.h"
 #include "stats.h"
 #include "thread.h"
 #include "tls.h"

@@ -28,6 +28,7 @@
 #include "slabs_tier.h"
 #include "stat_counter.h"
 #include "storage_worker.h"
+#include "tier_policy.h"
 #include "tier_reassign.h"
 #include "tls.h"
 

@@ -146,6 +146,11 @@ struct tier_policy_ops {
 
 /* The policy of settings.tier.policy (tier_policy.c). */
 const struct tier_policy_ops *tier_policy_of(enum tier_policy p);
+/* A policy's name, the policy of a name, and whether its decay epoch is
+ * "auto" when tier_decay_period is not given. */
+const char *tier_policy_name(enum tier_policy p);
+bool tier_policy_by_name(const char *name, enum tier_policy *out);
+bool tier_policy_decay_period_auto(enum tier_policy p);
 
 /* Placement rules more than one policy uses (tier_policy.c). */
 /* The key's zone if it is in D, else tier_placement: nvm -> N,

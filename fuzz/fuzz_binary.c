@@ -30,6 +30,7 @@
 #include "memcached.h"
 #include "nvm.h"
 #include "settings.h"
+#include "settings_parse.h"
 #include "slab_class.h"
 #include "thread.h"
 
