@@ -6,14 +6,11 @@
  * the logger thread, signals, listeners), the stop order after
  * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
  * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
- * (doc/design.md "Stopping"), and the server counters `stats`, which
- * no single module owns.
+ * (doc/design.md "Stopping").
  *
- * Locks: stats_lock guards `stats` (struct server_stats).  Everything
- * else here runs on the main thread.
+ * Locks: none of its own; everything here runs on the main thread.
  */
 #include "config.h"
-#include "memcached.h"
 #include "accept_pause.h"
 #include "clock.h"
 #include "conn.h"
@@ -44,9 +41,6 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static struct event_base *main_base;
 
 /* ------------------------------------------------------------------ */
@@ -57,12 +51,6 @@ static struct event sigint_event;
 static struct event sigusr1_event;
 /* set by SIGUSR1 (and `shutdown graceful`), read by main after the loop */
 static bool stop_graceful;
-
-/* memcached's `shutdown` raises SIGINT, `shutdown graceful` SIGUSR1 */
-void server_shutdown(bool graceful)
-{
-    kill(getpid(), graceful ? SIGUSR1 : SIGINT);
-}
 
 static void signal_cb(evutil_socket_t sig, short which, void *arg)
 {

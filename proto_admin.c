@@ -16,6 +16,7 @@
 #include "proto_internal.h"
 #include "tls.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +211,9 @@ void process_shutdown_command(conn *c, token_t *tokens,
     if (ntokens == 2
         || (ntokens == 3 && token_is(&tokens[1], "graceful"))) {
         conn_set_state(c, conn_closing);
-        server_shutdown(ntokens == 3);
+        /* as memcached: the daemon's SIGINT and SIGUSR1 (graceful) stops
+         * (memcached.c) follow */
+        kill(getpid(), ntokens == 3 ? SIGUSR1 : SIGINT);
         return;
     }
     out_string(c, "CLIENT_ERROR invalid shutdown mode");

@@ -16,10 +16,20 @@
 #ifndef PROTO_INTERNAL_H
 #define PROTO_INTERNAL_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "conn.h"
 #include "conn_buf.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
 #include "items.h"
 #include "logger.h"
+#include "proto_text.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 #include "util.h"
 
 #include <string.h>

@@ -4,7 +4,7 @@
  *
  * Owns memcached's defaults (settings_init), option and -o sub-option
  * parsing with their error lines and exit codes (settings_parse), the
- * usage and license text (policy names come from tier_policy.c) and the
+ * usage and license text (policy names come from tier_registry.c) and the
  * checks that need every option known (settings_check).  `stats settings`
  * reports the result (stats.c).
  *

@@ -9,8 +9,10 @@
  * the server's name and version last), the settings listing, and the
  * per-key-prefix counters behind `stats detail`.
  *
- * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
- * guards struct server_stats; per-thread counters (the workers' struct
+ * Also owns the server counters `stats` (struct server_stats) that the
+ * daemon's files bump.
+ *
+ * Locks: prefix_lock guards the prefix table; stats_lock guards `stats`; per-thread counters (the workers' struct
  * thread_stats and struct storage_worker_stats) are summed without locks.
  */
 #include "config.h"
@@ -39,6 +41,9 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+struct server_stats stats;
+pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void append_ascii_stats(const char *key, uint16_t klen, const char *val,
                         uint32_t vlen, const void *cookie)

@@ -5,7 +5,7 @@
  * Per-thread counters (struct thread_stats, one per worker in
  * LIBEVENT_THREAD) take no lock: their owner writes them with STAT_INCR
  * (stat_counter.h) and readers sum them.  The global `stats` (struct
- * server_stats, defined in memcached.c) is guarded by stats_lock.
+ * server_stats, defined in stats.c) is guarded by stats_lock.
  */
 #ifndef STATS_H
 #define STATS_H
@@ -46,7 +46,7 @@ struct thread_stats {
     stat_u64 read_buf_count;
 };
 
-/* ---- global server statistics (memcached.c, under stats_lock) ---- */
+/* ---- global server statistics (stats.c, under stats_lock) ---- */
 struct server_stats {
     uint64_t total_items;
     uint64_t total_conns;

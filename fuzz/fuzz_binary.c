@@ -2,12 +2,11 @@
  * fuzz/fuzz_binary.c: the libFuzzer harness for the binary protocol
  * (doc/protocol.md "Fuzzing").
  *
- * Owns what memcached.c owns in the daemon (the globals `stats` and
- * `stats_lock`, and server_shutdown), a start-up that
- * follows main()'s order with a fixed command line (-B binary, a small
- * D-zone and a small anonymous N-zone, new keys placed in N, workers
- * whose share of connection memory a few dozen pipelined stat requests
- * exhaust), and the client side of one connection per input.
+ * Owns a start-up that follows main()'s order (memcached.c) with a fixed
+ * command line (-B binary, a small D-zone and a small anonymous N-zone,
+ * new keys placed in N, workers whose share of connection memory a few
+ * dozen pipelined stat requests exhaust), and the client side of one
+ * connection per input.
  *
  * Each input is a byte stream from one client: it goes through a
  * socketpair to the server's real worker thread, connection machine
@@ -27,7 +26,6 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
-#include "memcached.h"
 #include "nvm.h"
 #include "settings.h"
 #include "settings_parse.h"
@@ -44,15 +42,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Only the ASCII `shutdown` calls it, and -B binary never parses ASCII;
- * were it reached, raising SIGINT would end the run, so it does nothing. */
-void server_shutdown(bool graceful)
-{
-}
 
 /* The daemon's start-up (memcached.c's main) less the listeners, the
  * signals and the clock's timer: the clock stays where clock_init put it,

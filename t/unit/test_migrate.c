@@ -18,6 +18,7 @@
 #include "stats.h"
 #include "storage_worker.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,10 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, server stats and stats_lock, opening the N-zone for a
- * test and a capturing ADD_STAT (the network side is not linked).  The clock (clock.c), the
- * item locks (item_locks.c) and append_stat (stat_line.c) are the
- * server's own.
- * Locks: stats_lock as in memcached.c.
+ * Owns: settings, opening the N-zone for a test and a capturing ADD_STAT
+ * (the network side is not linked).  The clock (clock.c), the item locks
+ * (item_locks.c) and append_stat (stat_line.c) are the server's own.
+ * Locks: none.
  */
 #include "config.h"
 #include "unit_support.h"
@@ -20,8 +19,6 @@
 #include <string.h>
 
 struct settings settings;
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void unit_nvm_open(size_t size)
 {
