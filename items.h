@@ -50,14 +50,6 @@ enum crawler_result_type {
     CRAWLER_ERROR
 };
 
-enum reassign_result_type {
-    REASSIGN_OK = 0,
-    REASSIGN_RUNNING,
-    REASSIGN_BADCLASS,
-    REASSIGN_NOSPARE,
-    REASSIGN_SRC_DST_SAME
-};
-
 /* ---- start-up and shutdown (called from memcached.c main) ---- */
 void storage_init(void);            /* slabs, index, queues from settings */
 /* With the item locks (thread.c) in place and before any client: recover
@@ -167,9 +159,7 @@ void items_cas_at_least(uint64_t cas);
  * realtime(delay). */
 void items_flush(int64_t delay);
 
-/* ---- admin commands ---- */
-bool slabs_adjust_mem_limit(size_t new_mem_limit);   /* cache_memlimit */
-enum reassign_result_type slabs_reassign(int src, int dst);
+/* ---- admin commands (the slab ones are slabs.h's) ---- */
 /* "all" or a comma list of class ids */
 enum crawler_result_type lru_crawler_crawl(const char *classes);
 /* lru_crawler metadump, storage's half: a walk that lists
@@ -210,7 +200,6 @@ void storage_stats_general(ADD_STAT add_stats, void *c,
                            uint64_t conn_malloc_fails);
 void item_stats(ADD_STAT add_stats, void *c);         /* stats items */
 void item_stats_sizes(ADD_STAT add_stats, void *c);   /* stats sizes */
-void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */
 void item_stats_sizes_enable(void);
 void item_stats_sizes_disable(void);
 /* also the tier counters and the workers' (struct storage_worker_stats) */
@@ -218,6 +207,5 @@ void item_stats_reset(void);
 /* stats tier / stats tier classes (doc/tiering.md lists every name) */
 void tier_stats(ADD_STAT add_stats, void *c);
 void tier_stats_classes(ADD_STAT add_stats, void *c);
-unsigned int slabs_clsid(size_t size);
 
 #endif

@@ -54,6 +54,7 @@
 #include "items_duallru.h"
 
 #include "hash_desc.h"
+#include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "item.h"

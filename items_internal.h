@@ -270,7 +270,7 @@ struct link_target {
  * staging buffer) stands for, if it is still the key's current version:
  * *d for a D item, *locp for an N item.  A referenced D item is its own
  * identity while linked; otherwise a version is known by its cas, which
- * every stored version has, unique, even under -C (memcached.h), and which
+ * every stored version has, unique, even under -C (items.c), and which
  * migrations carry.  An N offset alone is no identity: once the lock has
  * been dropped its chunk may hold a newer version of the same key, so the
  * offset is confirmed by the cas in its header (one line) unless the

@@ -7,8 +7,8 @@
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
  * and nvm getters, and the workers' counters summed on read
- * (storage_worker.c).  mig_base_lock
- * guards the migrate.c baseline taken by `stats reset`.
+ * (storage_worker.c).  mig_base_lock guards the migrate.c baseline taken
+ * by `stats reset`.
  */
 #include "config.h"
 #include "items.h"

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 #include "proto_internal.h"
+#include "slabs.h"
 #include "tls.h"
 
 #include <signal.h>

@@ -6,7 +6,9 @@
  * its notify pipe; from then on only that worker touches the connection
  * (and starts its TLS session, tls.c, when it came to a TLS listener).
  * With idle_timeout each worker also runs a one-second timer that closes
- * its own idle connections (conns_close_idle in conn.c).
+ * its own idle connections (conns_close_idle in conn.c).  Each worker's
+ * struct storage_worker joins storage's registry (storage_worker.c)
+ * before any worker starts: the index it gets is its histogram slot.
  *
  * Stopping (memcached_thread_stop, doc/design.md "Stopping"): a stop byte
  * on the same pipe, behind every hand-off sent before it, makes the

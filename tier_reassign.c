@@ -72,7 +72,6 @@
 #include "config.h"
 #include "tier_reassign.h"
 
-#include "items.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "settings.h"
