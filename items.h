@@ -50,17 +50,6 @@ enum crawler_result_type {
     CRAWLER_ERROR
 };
 
-/* ---- start-up and shutdown (called from memcached.c main) ---- */
-void storage_init(void);            /* slabs, index, queues from settings */
-/* With the item locks (thread.c) in place and before any client: recover
- * the N-zone's items (a warm start), then start the crawler, the index
- * growth, the page mover and the tier thread; 0 = ok. */
-int storage_start_threads(void);
-/* After the workers have stopped: stop the storage threads and, when
- * `graceful` (SIGUSR1, `shutdown graceful`), leave what a warm restart
- * needs (doc/restart.md). */
-void storage_shutdown(bool graceful);
-
 /* ---- allocation ----
  * nbytes counts the value plus its trailing "\r\n".
  * item_size_ok says whether such an item could ever be stored (it tells

@@ -88,6 +88,10 @@ static inline uint64_t ctr_get(counter_t *c)
 /* items_stats.c: reset of the tier counters' baselines (stats reset) */
 void tier_stats_reset(void);
 
+/* storage_init (storage.c): items.c's counters and cas ids from zero, no
+ * N-zone and the no-tier policy until the zone is carved */
+void items_init(void);
+
 /* access counters of D items saturate here */
 #define COUNTER_MAX UINT16_MAX
 

@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
+#include "storage.h"
 #include "listen.h"
 #include "logger.h"
 #include "nvm.h"

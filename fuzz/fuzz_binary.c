@@ -26,6 +26,7 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
+#include "storage.h"
 #include "nvm.h"
 #include "settings.h"
 #include "settings_parse.h"

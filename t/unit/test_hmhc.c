@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "items.h"
+#include "storage.h"
 #include "hash_desc.h"
 #include "slabs.h"
 #include "slabs_tier.h"

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "items.h"
+#include "storage.h"
 #include "crawler.h"
 #include "tap.h"
 #include "unit_support.h"

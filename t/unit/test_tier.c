@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "items.h"
+#include "storage.h"
 #include "hash_desc.h"
 #include "migrate.h"
 #include "nitem.h"
