@@ -265,7 +265,6 @@ void memcached_thread_init(int nthreads, void *arg)
         }
         threads[i].notify_receive_fd = fds[0];
         threads[i].notify_send_fd = fds[1];
-        threads[i].index = i;
         storage_worker_register(&threads[i].storage);
         setup_thread(&threads[i]);
     }

@@ -29,7 +29,6 @@ typedef struct libevent_thread {
     struct storage_worker storage;
     struct thread_stats stats;
     struct conn_buf_usage buf_usage; /* its connections' buffers */
-    int index;
     struct event *idle_event;     /* idle_timeout's check, or NULL */
     conn *udp_conns;              /* its UDP connections, linked by next */
 } LIBEVENT_THREAD;
