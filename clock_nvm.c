@@ -51,6 +51,8 @@
 #include "slab_class.h"
 #include "slabs_tier.h"
 
+#include <pthread.h>
+
 struct hand {
     pthread_mutex_t lock;
     uint64_t page;

@@ -2,8 +2,8 @@
  * crawler.c: the LRU crawler thread and `lru_crawler` admin commands.
  *
  * Owns: the crawler thread, its request set (which classes to crawl next),
- * its counters, and the metadump walk, made in batches as the client
- * reads them.
+ * its counters, and the metadump walk, handed out in batches that the
+ * protocol layer writes as its client reads them (proto_admin.c).
  *
  * Locks:
  *   - crawler_lock guards the request set, the thread state (crawler_thr,
@@ -41,8 +41,6 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "tier_reassign.h"
-#include "conn.h"
-#include "conn_buf.h"
 #include "item.h"
 #include "settings.h"
 #include "slab_class.h"
@@ -390,16 +388,13 @@ bool lru_crawler_set_enabled(bool on)
 }
 
 /* ---- metadump ----
- * Made in batches of about METADUMP_BATCH bytes: the first in the command,
- * each next one when the connection has written the previous (conn.h's
- * producer), so that a client that reads slowly, or not at all, holds one
- * batch and the socket's buffers, not the whole dump.  Between batches the
- * walk keeps its MQ cursor in the queue it is in (a placeholder every
- * walker skips) and its place in the class's N chunks; it holds no lock
- * and no item.  An item that moves between zones while the dump runs may
- * be listed twice or not at all. */
-
-#define METADUMP_BATCH (32 * 1024)
+ * Made in batches (metadump_batch): the protocol layer asks for the next
+ * one when its connection has written the previous, so that a client that
+ * reads slowly, or not at all, holds one batch and the socket's buffers,
+ * not the whole dump.  Between batches the walk keeps its MQ cursor in the
+ * queue it is in (a placeholder every walker skips) and its place in the
+ * class's N chunks; it holds no lock and no item.  An item that moves
+ * between zones while the dump runs may be listed twice or not at all. */
 
 struct metadump {
     bool classes[MAX_NUMBER_OF_SLAB_CLASSES];
@@ -458,45 +453,33 @@ static size_t metadump_next(struct metadump *md, char *line)
     return 0;
 }
 
-static void metadump_end(conn *c)
+enum metadump_batch_result metadump_batch(struct metadump *md, size_t bytes,
+                                          metadump_emit_fn emit, void *ctx)
 {
-    struct metadump *md = c->producer_state;
+    char line[METADUMP_LINE_MAX];
+    size_t sent = 0;
+    while (sent < bytes) {
+        size_t len = metadump_next(md, line);
+        if (len == 0) {
+            return METADUMP_END;
+        }
+        if (!emit(ctx, line, len)) {
+            return METADUMP_STOPPED;
+        }
+        sent += len;
+    }
+    return METADUMP_MORE;
+}
+
+void metadump_free(struct metadump *md)
+{
     mq_cursor_free(md->cur);
     free(md);
-    c->producer = NULL;
-    c->producer_state = NULL;
 }
 
-/* conn.h's producer: the next batch, or the last one with END. */
-static bool metadump_produce(conn *c, bool closing)
-{
-    if (closing) {
-        metadump_end(c);
-        return false;
-    }
-    char line[METADUMP_LINE_MAX];
-    size_t queued = 0, len;
-    while (queued < METADUMP_BATCH
-           && (len = metadump_next(c->producer_state, line)) != 0) {
-        if (!resp_add(c, line, len)) {
-            metadump_end(c);
-            conn_set_state(c, conn_closing);
-            return true;
-        }
-        queued += len;
-    }
-    if (queued < METADUMP_BATCH) {
-        metadump_end(c);
-        if (!resp_add(c, "END\r\n", 5)) {
-            conn_set_state(c, conn_closing);
-        }
-    }
-    return true;
-}
-
-/* Runs in the calling worker, which sends the dump as its client reads
- * it (over UDP, all at once: a reply is one run of datagrams). */
-enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
+/* Runs in the calling worker, which then asks for the batches. */
+enum crawler_result_type lru_crawler_metadump_start(const char *classes,
+                                                    struct metadump **out)
 {
     pthread_mutex_lock(&crawler_lock);
     bool enabled = do_bg_thread_running(&crawler_thr);
@@ -523,17 +506,7 @@ enum crawler_result_type lru_crawler_metadump(conn *c, const char *classes)
     pthread_mutex_lock(&crawler_lock);
     crawl_starts++;
     pthread_mutex_unlock(&crawler_lock);
-    c->producer = metadump_produce;
-    c->producer_state = md;
-    metadump_produce(c, false);
-    if (IS_UDP(c->transport)) {
-        while (c->producer != NULL) {
-            metadump_produce(c, false);
-        }
-    } else if (c->producer != NULL) {
-        /* no next command before the dump is written */
-        conn_set_state(c, conn_write);
-    }
+    *out = md;
     return CRAWLER_OK;
 }
 

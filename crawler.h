@@ -6,10 +6,10 @@
  * cursor, then the classes' N chunks (slabs_tier_next_used), and reclaims
  * expired and flushed items without waiting for a client to ask for them.
  * `lru_crawler metadump` uses the same walk in the calling worker, in
- * batches its client reads one after the other (`hash` lists every
- * class).  The admin
- * entry points (lru_crawler_crawl, lru_crawler_metadump,
- * lru_crawler_set_enabled) are declared in items.h.
+ * batches that the protocol layer writes as its client reads them (`hash`
+ * lists every class).  The admin entry points (lru_crawler_crawl,
+ * lru_crawler_metadump_start and metadump_batch, lru_crawler_set_enabled)
+ * are declared in items.h.
  */
 #ifndef CRAWLER_H
 #define CRAWLER_H

@@ -1,6 +1,7 @@
 /*
- * item.h: the header every stored item starts with, its flags and the
- * key/value limits (memcached 1.6.18's values).  The item API is items.h.
+ * item.h: the header every stored item starts with, its flags, the
+ * key/value limits (memcached 1.6.18's values) and the outcomes of stores
+ * and lookups.  The item API is items.h.
  *
  * it_flags and the links are guarded by the item lock of the item's hash
  * (item_lock.h); refcount is atomic.
@@ -29,6 +30,24 @@ enum store_cmd {
     NREAD_APPEND,
     NREAD_PREPEND,
     NREAD_CAS
+};
+
+/* what a store came to (store_item, items.h; watch mutations, logger.c) */
+enum store_item_type {
+    NOT_STORED = 0,
+    STORED,
+    EXISTS,
+    NOT_FOUND,
+    TOO_LARGE,
+    NO_MEMORY
+};
+
+/* what a lookup found (item_get and its forms, items.h, say when; watch
+ * fetchers, logger.c) */
+enum item_lookup {
+    LOOKUP_MISS = 0,
+    LOOKUP_HIT,
+    LOOKUP_NO_MEMORY
 };
 
 /* One header layout for every stored item.  The key follows the header

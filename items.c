@@ -8,8 +8,8 @@
  * placement of new versions (asked of the policy), linking a new version
  * into the chunk secured for it and replacing a version, finding a version
  * again after a lock drop, the metadata setters, the store, cas,
- * arithmetic, delete and touch semantics, and start-up/shutdown of the
- * storage threads.  Under it: items_d.c (the D-zone), items_n.c (the
+ * arithmetic, delete and touch semantics (start-up and shutdown are
+ * storage.c's).  Under it: items_d.c (the D-zone), items_n.c (the
  * N-zone and snapshots), items_tier.c (moves between zones, the tier
  * thread), items_dump.c (dumps), items_stats.c (listings), all sharing
  * items_internal.h.
@@ -68,18 +68,13 @@
 #include "items_internal.h"
 
 #include "clock_nvm.h"
-#include "crawler.h"
-#include "lru_maintainer.h"
 #include "hash_desc.h"
 #include "items_mq.h"
-#include "items_restore_d.h"
 #include "logger.h"
-#include "memfile.h"
 #include "migrate.h"
 #include "nzone.h"
 #include "slabs.h"
 #include "slabs_tier.h"
-#include "tier_reassign.h"
 #include "clock.h"
 #include "hash.h"
 #include "item.h"
@@ -87,8 +82,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
-#include "thread.h"
+#include "stat_line.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -197,12 +191,12 @@ item *free_d_chunk(const struct placement_query *q)
     return slabs_alloc(q->ntotal, q->clsid);
 }
 
-/* A new item; a staging buffer (bound for the N-zone) is charged to t's
- * tier_staging_limit, t NULL for the engine's own (not charged). */
+/* A new item; a staging buffer (bound for the N-zone) is charged to w's
+ * tier_staging_limit, w NULL for the engine's own (not charged). */
 static item *do_item_alloc(const char *key, size_t nkey,
                            client_flags_t flags, rel_time_t exptime,
                            int nbytes, enum key_zone zone,
-                           LIBEVENT_THREAD *t)
+                           struct storage_worker *w)
 {
     unsigned int id = item_class(nkey, flags, nbytes);
     if (id == 0) {
@@ -215,7 +209,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
     struct placement_query q = { key, nkey, id, ntotal, zone };
     if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
-        it = staging_alloc(ntotal, t);
+        it = staging_alloc(ntotal, w);
         it_flags = ITEM_HEAP;
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
@@ -224,7 +218,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
              * threads took each one its victims left, or replies hold
              * every victim it looked at): the N-zone takes the version,
              * as D takes what N cannot */
-            it = staging_alloc(ntotal, t);
+            it = staging_alloc(ntotal, w);
             it_flags = ITEM_HEAP;
             if (it != NULL) {
                 ctr_add(&ccount[id].d_fallbacks, 1);
@@ -254,10 +248,10 @@ static item *do_item_alloc(const char *key, size_t nkey,
 }
 
 item *item_alloc(const char *key, size_t nkey, client_flags_t flags,
-                 rel_time_t exptime, int nbytes, LIBEVENT_THREAD *t)
+                 rel_time_t exptime, int nbytes, struct storage_worker *w)
 {
     return do_item_alloc(key, nkey, flags, exptime, nbytes,
-                         KEY_ZONE_UNKNOWN, t);
+                         KEY_ZONE_UNKNOWN, w);
 }
 
 /* A new version of old_it's key, allocated with old_it's item lock held:
@@ -553,7 +547,7 @@ void do_item_set_cas(item *it, uint64_t hv, uint64_t cas)
 }
 
 /* The caller must hold item_lock(hv): see items.h. */
-void item_bump(LIBEVENT_THREAD *t, item *it, uint64_t hv)
+void item_bump(struct storage_worker *w, item *it, uint64_t hv)
 {
     if (!is_heap(it)) {
         do_item_bump(it);
@@ -603,22 +597,22 @@ static bool refcount_take_for_reply(item *it)
  * lock.  LOOKUP_HEADER_ONLY when the caller never reads the value: an N
  * hit then reads no line past the probe. */
 static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
-                            LIBEVENT_THREAD *t, unsigned int how,
+                            struct storage_worker *w, unsigned int how,
                             enum item_lookup *status)
 {
     *status = LOOKUP_MISS;
     uint64_t *locp = assoc_find_loc(key, nkey, hv, &get_probe);
-    if (tiering && t != NULL) {
-        STAT_INCR(t->stats.tier_requests);
+    if (tiering && w != NULL) {
+        STAT_INCR(w->stats.tier_requests);
     }
     if (locp == NULL) {
         return NULL;
     }
     if (hd_loc_is_n(*locp)) {
-        if (t != NULL) {
-            t->hit_segment = LRU_COLD;   /* the N-zone is the cold tier */
+        if (w != NULL) {
+            w->hit_segment = LRU_COLD;   /* the N-zone is the cold tier */
         }
-        return do_item_get_n(locp, &get_probe, hv, t, how, status);
+        return do_item_get_n(locp, &get_probe, hv, w, how, status);
     }
     item *it = hd_loc_to_item(*locp);
     if (how & LOOKUP_FOR_REPLY) {
@@ -631,25 +625,25 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
     if (item_is_flushed(it)) {
         do_item_unlink(it, hv);
         item_remove(it);
-        if (t != NULL) {
-            STAT_INCR(t->stats.get_flushed);
+        if (w != NULL) {
+            STAT_INCR(w->stats.get_flushed);
         }
         return NULL;
     }
     if (item_is_expired(it)) {
         do_item_unlink(it, hv);
         item_remove(it);
-        if (t != NULL) {
-            STAT_INCR(t->stats.get_expired);
+        if (w != NULL) {
+            STAT_INCR(w->stats.get_expired);
         }
         return NULL;
     }
     /* d_hits, even without an N-zone (every hit is then a D hit): the
-     * counter migrate_count_request(t, clsid, true) bumps, bumped inline
+     * counter migrate_count_request(w, clsid, true) bumps, bumped inline
      * to keep the DRAM-only path short */
-    if (t != NULL) {
-        STAT_INCR(t->stats.tier_d_hits[it->slabs_clsid]);
-        t->hit_segment = mq_segment(it);
+    if (w != NULL) {
+        STAT_INCR(w->stats.tier_d_hits[it->slabs_clsid]);
+        w->hit_segment = mq_segment(it);
     }
     if (how & LOOKUP_BUMP) {
         do_item_bump(it);
@@ -660,47 +654,47 @@ static item *do_item_lookup(const char *key, size_t nkey, uint64_t hv,
 
 /* do_item_lookup, every one shown to `watch fetchers` (logger.h) */
 static item *do_item_get(const char *key, size_t nkey, uint64_t hv,
-                         LIBEVENT_THREAD *t, unsigned int how,
+                         struct storage_worker *w, unsigned int how,
                          enum item_lookup *status)
 {
-    item *it = do_item_lookup(key, nkey, hv, t, how, status);
+    item *it = do_item_lookup(key, nkey, hv, w, how, status);
     LOGGER_GET(key, nkey, *status, it ? it->slabs_clsid : 0,
                it ? it->nbytes - 2 : 0);
     return it;
 }
 
-item *item_get(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get(const char *key, size_t nkey, struct storage_worker *w,
                bool do_update, enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    item *it = do_item_get(key, nkey, hv, t,
+    item *it = do_item_get(key, nkey, hv, w,
                            LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
                            status);
     item_unlock(hv);
     return it;
 }
 
-item *item_get_locked(const char *key, size_t nkey, LIBEVENT_THREAD *t,
+item *item_get_locked(const char *key, size_t nkey, struct storage_worker *w,
                       bool do_update, uint64_t *hv,
                       enum item_lookup *status)
 {
     *hv = hash_key(key, nkey);
     item_lock(*hv);
-    return do_item_get(key, nkey, *hv, t,
+    return do_item_get(key, nkey, *hv, w,
                        LOOKUP_FOR_REPLY | (do_update ? LOOKUP_BUMP : 0),
                        status);
 }
 
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime,
-                 LIBEVENT_THREAD *t, bool want_value,
+                 struct storage_worker *w, bool want_value,
                  enum item_lookup *status)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
     unsigned int how = LOOKUP_FOR_REPLY | LOOKUP_BUMP
         | (want_value ? 0 : LOOKUP_HEADER_ONLY);
-    item *it = do_item_get(key, nkey, hv, t, how, status);
+    item *it = do_item_get(key, nkey, hv, w, how, status);
     if (it != NULL) {
         set_exptime(it, hv, true, exptime);
     }
@@ -787,7 +781,7 @@ static void count_use(item *old_it, uint64_t hv)
 }
 
 static enum store_item_type do_store_existing(item *old_it, item *it,
-        enum store_cmd cmd, LIBEVENT_THREAD *t, uint64_t cas_in,
+        enum store_cmd cmd, struct storage_worker *w, uint64_t cas_in,
         bool cas_stale, uint64_t hv, item **stored_out)
 {
     bool as_cas = cmd == NREAD_CAS
@@ -849,13 +843,13 @@ static void log_store(const item *it, const item *stored,
 }
 
 static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
-        LIBEVENT_THREAD *t, uint64_t hv, uint64_t cas_in,
+        struct storage_worker *w, uint64_t hv, uint64_t cas_in,
         uint64_t *cas_out, bool cas_stale)
 {
     /* only append and prepend read the stored value */
     bool joins = cmd == NREAD_APPEND || cmd == NREAD_PREPEND;
     enum item_lookup found;
-    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, t,
+    item *old_it = do_item_get(ITEM_key(it), it->nkey, hv, w,
                                joins ? 0 : LOOKUP_HEADER_ONLY, &found);
     item *stored_it = it;
     enum store_item_type ret;
@@ -865,7 +859,7 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
          * version of it */
         ret = NO_MEMORY;
     } else if (old_it != NULL) {
-        ret = do_store_existing(old_it, it, cmd, t, cas_in, cas_stale, hv,
+        ret = do_store_existing(old_it, it, cmd, w, cas_in, cas_stale, hv,
                                 &stored_it);
         item_remove(old_it);
     } else if (cmd == NREAD_CAS
@@ -888,12 +882,12 @@ static enum store_item_type do_store_item(item *it, enum store_cmd cmd,
 }
 
 enum store_item_type store_item(item *it, enum store_cmd cmd,
-                                LIBEVENT_THREAD *t, uint64_t cas_in,
+                                struct storage_worker *w, uint64_t cas_in,
                                 uint64_t *cas_out, bool cas_stale)
 {
     uint64_t hv = hash_key(ITEM_key(it), it->nkey);
     item_lock(hv);
-    enum store_item_type ret = do_store_item(it, cmd, t, hv, cas_in,
+    enum store_item_type ret = do_store_item(it, cmd, w, hv, cas_in,
                                              cas_out, cas_stale);
     item_unlock(hv);
     return ret;
@@ -985,13 +979,13 @@ static item *store_counter(item *it, const char *num, size_t len,
     return new_it;
 }
 
-static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
+static enum delta_result_type do_add_delta(struct storage_worker *w,
         const char *key, size_t nkey, bool incr, uint64_t delta, char *buf,
         uint64_t cas_in, uint64_t *cas_out, item **it_out, uint64_t hv)
 {
     uint64_t value;
     enum item_lookup found;
-    item *it = do_item_get(key, nkey, hv, t, 0, &found);
+    item *it = do_item_get(key, nkey, hv, w, 0, &found);
     if (found == LOOKUP_NO_MEMORY) {
         return DELTA_EOM;
     }
@@ -1029,14 +1023,14 @@ static enum delta_result_type do_add_delta(LIBEVENT_THREAD *t,
     return DELTA_OK;
 }
 
-enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
+enum delta_result_type add_delta(struct storage_worker *w, const char *key,
                                  size_t nkey, bool incr, uint64_t delta,
                                  char *buf, uint64_t cas_in,
                                  uint64_t *cas_out, item **it_out)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    enum delta_result_type ret = do_add_delta(t, key, nkey, incr, delta, buf,
+    enum delta_result_type ret = do_add_delta(w, key, nkey, incr, delta, buf,
                                               cas_in, cas_out, it_out, hv);
     item_unlock(hv);
     return ret;
@@ -1048,7 +1042,7 @@ enum delta_result_type add_delta(LIBEVENT_THREAD *t, const char *key,
  * unlinked in place, with no copy, so it cannot fail for want of memory.
  * A dead version is unlinked and reported as a miss, as a lookup would. */
 static enum delete_result_type do_item_delete(const char *key, size_t nkey,
-        uint64_t hv, uint64_t cas_in, LIBEVENT_THREAD *t,
+        uint64_t hv, uint64_t cas_in, struct storage_worker *w,
         unsigned int *clsid)
 {
     struct nitem_probe p;
@@ -1056,7 +1050,7 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
     if (locp == NULL || !hd_loc_is_n(*locp)) {
         /* a miss, or a D item: the ordinary lookup pins it, no copy */
         enum item_lookup found;
-        item *it = do_item_get(key, nkey, hv, t, LOOKUP_HEADER_ONLY, &found);
+        item *it = do_item_get(key, nkey, hv, w, LOOKUP_HEADER_ONLY, &found);
         enum delete_result_type ret = DELETE_NOT_FOUND;
         if (it != NULL && cas_in != 0 && cas_in != ITEM_get_cas(it)) {
             ret = DELETE_CAS_MISMATCH;
@@ -1069,16 +1063,16 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
         return ret;
     }
     const nitem_hdr *h = &p.u.hdr;
-    if (t != NULL) {
-        STAT_INCR(t->stats.tier_requests);
+    if (w != NULL) {
+        STAT_INCR(w->stats.tier_requests);
     }
     if (n_is_dead(h, *locp)) {
-        do_reap_dead_n(locp, &p, hv, t);
+        do_reap_dead_n(locp, &p, hv, w);
         LOGGER_GET(key, nkey, LOOKUP_MISS, 0, 0);
         return DELETE_NOT_FOUND;
     }
     LOGGER_GET(key, nkey, LOOKUP_HIT, h->clsid, h->nbytes - 2);
-    migrate_count_request(t, h->clsid, false);
+    migrate_count_request(w, h->clsid, false);
     if (cas_in != 0 && cas_in != (settings.use_cas ? h->cas : 0)) {
         return DELETE_CAS_MISMATCH;
     }
@@ -1090,140 +1084,22 @@ static enum delete_result_type do_item_delete(const char *key, size_t nkey,
 }
 
 enum delete_result_type item_delete(const char *key, size_t nkey,
-                                    uint64_t cas_in, LIBEVENT_THREAD *t,
+                                    uint64_t cas_in, struct storage_worker *w,
                                     unsigned int *clsid)
 {
     uint64_t hv = hash_key(key, nkey);
     item_lock(hv);
-    enum delete_result_type ret = do_item_delete(key, nkey, hv, cas_in, t,
+    enum delete_result_type ret = do_item_delete(key, nkey, hv, cas_in, w,
                                                  clsid);
     item_unlock(hv);
     return ret;
 }
 
-/* what slabs_tier_init found in the N-zone, for the recovery scan */
-static struct nzone_attach_result zone_start;
-
-/* The most items both zones can hold: every chunk of the smallest class
- * (what the index reserves room for). */
-static uint64_t most_items(void)
+void items_init(void)
 {
-    uint64_t bytes = settings.maxbytes;
-    if (tiering) {
-        struct slabs_tier_totals tt;
-        slabs_tier_get_totals(&tt);
-        bytes += tt.zone_limit;
-    }
-    return bytes / slabs_chunk_size(POWER_SMALLEST);
-}
-
-void storage_init(void)
-{
-    /* the index's buckets are laid out by the stripes (hash_desc.h) */
-    if (!item_locks_init(ITEM_LOCK_POWER)) {
-        fprintf(stderr, "Can't allocate item locks\n");
-        exit(EXIT_FAILURE);
-    }
     memset(ccount, 0, sizeof(ccount));
     atomic_store(&total_items, 0);
     atomic_store(&cas_id, 0);
-    memfile_open();             /* -e: the D-zone's pages in a file */
-    slabs_init(settings.maxbytes, settings.factor, settings.large_pages);
     tiering = false;
     active_policy = &policy_dram;
-    if (tier_enabled()) {
-        slabs_tier_init(sizeof(nitem_hdr), &zone_start);
-        tiering = slabs_tier_active();
-    } else if (nvm_zone_is_persistent(&nvm_zone) && nzone_disown()) {
-        fprintf(stderr, "[restart] N-zone %s: unused by this run "
-                "(tier_policy=dram); its items are discarded, so that no "
-                "later start serves what this run changes\n",
-                settings.nvm.path);
-    }
-    assoc_set_nitem_ops(&nitem_index_ops);
-    assoc_init(settings.hashpower_init, most_items());
-    mq_init();
-    slabs_set_page_evictor(items_evict_page);
-    if (tiering) {
-        migrate_init(slabs_largest_clsid());
-        struct clock_nvm_ops cops = clock_ops;
-        cops.unlink = policy_engine.n_unlink;   /* reports evictions */
-        clock_nvm_init(&cops);
-        active_policy = tier_policy_of(settings.tier.policy);
-        tier_policy_init(active_policy, &policy_engine);
-        if (tier_reassign_init(&reassign_engine) != 0) {
-            fprintf(stderr, "tier_reassign: out of memory for the counter "
-                    "histograms; DRAM pages will not be reassigned\n");
-        }
-    } else {
-        tier_reassign_shutdown();
-    }
-    d_aging_init();
-    if (settings.track_sizes) {
-        item_stats_sizes_enable();
-    }
 }
-
-/* -L preallocates like memcached, with its message when -m is too small
- * for one page per class; pages are then allocated on demand.  -e carves
- * its file on demand from the start (doc/restart.md "The memory file"). */
-static void preallocate_pages(void)
-{
-    size_t needed;
-    if (!slabs_preallocate(&needed)) {
-        fprintf(stderr, "Error while preallocating slab memory!\n"
-                "If using -L or other prealloc options, max memory must be "
-                "at least %zu megabytes.\n", needed / (1024 * 1024));
-    }
-}
-
-int storage_start_threads(void)
-{
-    /* before anything can touch the N-zone; the item locks exist now */
-    if (tiering) {
-        items_restart_recover(&zone_start);
-    }
-    /* -e: a graceful stop's D items, on the clock the N-zone resumed */
-    items_d_restore();
-    preallocate_pages();
-    if (tiering) {
-        items_restart_serving();
-    }
-    int rc = slabs_start_rebalance_thread();
-    if (rc == 0 && settings.hash_expand) {
-        rc = assoc_start_expand_thread();
-    }
-    if (rc == 0 && settings.lru_crawler) {
-        rc = crawler_start();
-    }
-    if (rc == 0 && settings.lru_maintainer_thread) {
-        rc = lru_maintainer_start();
-    }
-    if (rc == 0 && tiering) {
-        migrate_set_engine(&tier_engine);
-        rc = tier_thread_start();
-    }
-    return rc;
-}
-
-static void storage_stop_threads(void)
-{
-    tier_thread_stop();
-    lru_maintainer_stop();
-    crawler_stop();
-    assoc_stop_expand_thread();
-    slabs_stop_rebalance_thread();
-}
-
-void storage_shutdown(bool graceful)
-{
-    storage_stop_threads();
-    if (graceful) {
-        items_d_save();         /* -e: PATH.meta (doc/restart.md) */
-    }
-    if (tiering) {
-        /* with -e the D items stay in the memory file */
-        items_restart_save(graceful && !memfile_active());
-    }
-}
-

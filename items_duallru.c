@@ -54,12 +54,14 @@
 #include "items_duallru.h"
 
 #include "hash_desc.h"
+#include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "item.h"
 #include "item_lock.h"
 #include "slab_class.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Items a step handles per class and segment in one round, and list

@@ -25,6 +25,7 @@
 
 #include "item.h"
 #include "nitem.h"
+#include "storage_worker.h"
 #include "tier_policy.h"
 
 enum dlru_seg {

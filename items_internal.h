@@ -15,7 +15,7 @@
 #include "item.h"
 #include "settings.h"
 #include "slab_class.h"
-#include "thread.h"
+#include "storage_worker.h"
 
 #include "clock_nvm.h"
 #include "hash_desc.h"
@@ -89,6 +89,10 @@ static inline uint64_t ctr_get(counter_t *c)
 
 /* items_stats.c: reset of the tier counters' baselines (stats reset) */
 void tier_stats_reset(void);
+
+/* storage_init (storage.c): items.c's counters and cas ids from zero, no
+ * N-zone and the no-tier policy until the zone is carved */
+void items_init(void);
 
 /* access counters of D items saturate here */
 #define COUNTER_MAX UINT16_MAX
@@ -285,7 +289,7 @@ struct link_target {
  * staging buffer) stands for, if it is still the key's current version:
  * *d for a D item, *locp for an N item.  A referenced D item is its own
  * identity while linked; otherwise a version is known by its cas, which
- * every stored version has, unique, even under -C (memcached.h), and which
+ * every stored version has, unique, even under -C (items.c), and which
  * migrations carry.  An N offset alone is no identity: once the lock has
  * been dropped its chunk may hold a newer version of the same key, so the
  * offset is confirmed by the cas in its header (one line) unless the
@@ -304,9 +308,9 @@ enum version_zone { VERSION_GONE, VERSION_D, VERSION_N };
 void heap_free(item *it);
 bool snapshot_is_sole_reader(const item *it);
 item *heap_alloc(size_t ntotal);
-/* a staging buffer charged to t's tier_staging_limit (t NULL: not
+/* a staging buffer charged to w's tier_staging_limit (w NULL: not
  * charged); NULL when out of memory or refused */
-item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t);
+item *staging_alloc(size_t ntotal, struct storage_worker *w);
 /* the tier thread, each round: unmap the spare staging mappings once
  * nothing has used them for a second */
 void staging_spares_tick(void);
@@ -319,9 +323,9 @@ void do_unlink_n_slot(uint64_t *locp, uint64_t hv, unsigned int clsid,
         size_t ntotal);
 item *snapshot_make(const struct nitem_probe *p, uint64_t loc);
 void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
-        LIBEVENT_THREAD *t);
+        struct storage_worker *w);
 item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p, uint64_t hv,
-        LIBEVENT_THREAD *t, unsigned int how, enum item_lookup *status);
+        struct storage_worker *w, unsigned int how, enum item_lookup *status);
 bool clock_is_dead(const nitem_hdr *h, uint64_t loc);
 void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h, bool dead);
 

@@ -36,7 +36,7 @@
 
 #include "clock.h"
 #include "item.h"
-#include "stats.h"
+#include "storage_worker.h"
 
 #define MQ_QUEUES_MAX 16
 #define MQ_QUEUES_DEFAULT 8

@@ -230,20 +230,20 @@ static bool budget_admits(_Atomic uint64_t *gauge, uint64_t limit,
 }
 
 /* A staging buffer of ntotal bytes for a value bound for the N-zone,
- * charged to worker t's staging gauge until freed (t NULL: the engine's
+ * charged to worker w's staging gauge until freed (w NULL: the engine's
  * own, made and freed within one store, not charged); NULL when out of
- * memory or past t's limit. */
-item *staging_alloc(size_t ntotal, LIBEVENT_THREAD *t)
+ * memory or past w's limit. */
+item *staging_alloc(size_t ntotal, struct storage_worker *w)
 {
-    if (t != NULL && !budget_admits(&t->tier_staging_bytes,
-            settings.tier.staging_limit, &t->stats.tier_staging_refused,
+    if (w != NULL && !budget_admits(&w->tier_staging_bytes,
+            settings.tier.staging_limit, &w->stats.tier_staging_refused,
             ntotal)) {
         return NULL;
     }
-    item *it = t != NULL && ntotal >= STAGING_MAP_MIN ? heap_map(ntotal)
+    item *it = w != NULL && ntotal >= STAGING_MAP_MIN ? heap_map(ntotal)
                                                       : heap_alloc(ntotal);
-    if (it != NULL && t != NULL) {
-        heap_charge(it, &t->tier_staging_bytes, ntotal);
+    if (it != NULL && w != NULL) {
+        heap_charge(it, &w->tier_staging_bytes, ntotal);
     }
     return it;
 }
@@ -487,18 +487,18 @@ item *snapshot_make(const struct nitem_probe *p, uint64_t loc)
 /* A lookup found the N item of *locp (probe p) expired or flushed: unlink
  * it and count why. */
 void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
-                           uint64_t hv, LIBEVENT_THREAD *t)
+                           uint64_t hv, struct storage_worker *w)
 {
     const nitem_hdr *h = &p->u.hdr;
     bool flushed = n_is_flushed(h, *locp);
     do_unlink_n_slot(locp, hv, h->clsid,
                      item_make_ntotal(h->nkey, (int)h->nbytes));
     slabs_tier_free(p->off);
-    if (t != NULL) {
+    if (w != NULL) {
         if (flushed) {
-            STAT_INCR(t->stats.get_flushed);
+            STAT_INCR(w->stats.get_flushed);
         } else {
-            STAT_INCR(t->stats.get_expired);
+            STAT_INCR(w->stats.get_expired);
         }
     }
 }
@@ -507,8 +507,8 @@ void do_reap_dead_n(uint64_t *locp, const struct nitem_probe *p,
  * that cannot be made changes nothing and sets *status to
  * LOOKUP_NO_MEMORY. */
 item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
-                           uint64_t hv, LIBEVENT_THREAD *t, unsigned int how,
-                           enum item_lookup *status)
+                           uint64_t hv, struct storage_worker *w,
+                           unsigned int how, enum item_lookup *status)
 {
     const nitem_hdr *h = &p->u.hdr;
     bool verify = settings.tier.verify_reads;
@@ -521,18 +521,18 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         return NULL;                    /* a miss */
     }
     if (n_is_dead(h, *locp)) {
-        do_reap_dead_n(locp, p, hv, t);
+        do_reap_dead_n(locp, p, hv, w);
         return NULL;
     }
     _Atomic uint64_t *charge = NULL;
-    if ((how & LOOKUP_FOR_REPLY) && t != NULL) {
-        if (!budget_admits(&t->tier_inflight_bytes,
+    if ((how & LOOKUP_FOR_REPLY) && w != NULL) {
+        if (!budget_admits(&w->tier_inflight_bytes,
                 settings.tier.inflight_limit,
-                &t->stats.tier_inflight_refused, ntotal)) {
+                &w->stats.tier_inflight_refused, ntotal)) {
             *status = LOOKUP_NO_MEMORY;
             return NULL;
         }
-        charge = &t->tier_inflight_bytes;
+        charge = &w->tier_inflight_bytes;
     }
     item *snap = snapshot_alloc(ntotal, charge);
     if (snap == NULL) {
@@ -545,7 +545,7 @@ item *do_item_get_n(uint64_t *locp, const struct nitem_probe *p,
         do_drop_corrupt_n(locp, p, hv);
         return NULL;                    /* a miss */
     }
-    migrate_count_request(t, h->clsid, false);
+    migrate_count_request(w, h->clsid, false);
     bool do_update = (how & LOOKUP_BUMP) != 0;
     bool rehit = do_update && policy_sees_rehit(*locp);
     bool hot = do_update && n_bump(locp, h->time, h->clsid);

@@ -6,8 +6,9 @@
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
- * and nvm getters, and the per-thread stats summed on read.  mig_base_lock
- * guards the migrate.c baseline taken by `stats reset`.
+ * and nvm getters, and the workers' counters summed on read
+ * (storage_worker.c).  mig_base_lock guards the migrate.c baseline taken
+ * by `stats reset`.
  */
 #include "config.h"
 #include "items.h"
@@ -28,8 +29,10 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
+#include "storage_worker.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,23 +77,20 @@ static void sum_classes(struct storage_totals *tot)
 #define STAT_U64(name, v) \
     append_stat(name, add_stats, c, "%llu", (unsigned long long)(v))
 
-void storage_stats_general(ADD_STAT add_stats, void *c)
+void storage_stats_general(ADD_STAT add_stats, void *c,
+                           uint64_t conn_malloc_fails)
 {
     struct assoc_stats as;
     struct slabs_totals sl;
     struct crawler_stats cr;
     struct storage_totals tot;
     struct logger_stats lg;
-    uint64_t conn_malloc_fails;
 
     assoc_get_stats(&as);
     logger_get_stats(&lg);
     slabs_get_totals(&sl);
     crawler_get_stats(&cr);
     sum_classes(&tot);
-    pthread_mutex_lock(&stats_lock);
-    conn_malloc_fails = stats.malloc_fails;
-    pthread_mutex_unlock(&stats_lock);
 
     STAT_U64("hash_power_level", as.hash_power_level);
     STAT_U64("hash_bytes", as.hash_bytes);
@@ -188,7 +188,7 @@ static void item_evicted_stats(ADD_STAT add_stats, void *c, unsigned int id,
 }
 
 static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id,
-                             struct thread_stats *ts)
+                             struct storage_worker_stats *ts)
 {
     struct class_counters *cc = &ccount[id];
     struct mq_class_stats ms;
@@ -252,11 +252,11 @@ static void item_stats_class(ADD_STAT add_stats, void *c, unsigned int id,
 
 void item_stats(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
             id++) {
         item_stats_class(add_stats, c, id, ts);
@@ -266,6 +266,7 @@ void item_stats(ADD_STAT add_stats, void *c)
 
 void item_stats_reset(void)
 {
+    storage_workers_stats_reset();
     for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
         struct class_counters *cc = &ccount[id];
         /* curr_items and curr_bytes describe the cache, not history. */
@@ -340,7 +341,8 @@ struct tier_totals {
              n_corrupt, d_aged;
 };
 
-static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
+static void sum_tier(const struct storage_worker_stats *ts,
+                     struct tier_totals *tot)
 {
     memset(tot, 0, sizeof(*tot));
     tot->inflight_refused = STAT_GET(ts->tier_inflight_refused);
@@ -374,7 +376,7 @@ static void sum_tier(const struct thread_stats *ts, struct tier_totals *tot)
 
 void tier_stats(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     struct slabs_totals sl;
     struct slabs_tier_totals tt;
     struct migrate_stats ms;
@@ -386,7 +388,7 @@ void tier_stats(ADD_STAT add_stats, void *c)
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     slabs_get_totals(&sl);
     slabs_tier_get_totals(&tt);
     migrate_stats_since_reset(&ms);
@@ -427,9 +429,9 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("d_aged", tot.d_aged);
     STAT_U64("n_fallbacks", tot.n_fallbacks);
     STAT_U64("d_fallbacks", tot.d_fallbacks);
-    STAT_U64("inflight_bytes", threadlocal_tier_inflight_bytes());
+    STAT_U64("inflight_bytes", storage_workers_inflight_bytes());
     STAT_U64("inflight_refused", tot.inflight_refused);
-    STAT_U64("staging_bytes", threadlocal_tier_staging_bytes());
+    STAT_U64("staging_bytes", storage_workers_staging_bytes());
     STAT_U64("staging_refused", tot.staging_refused);
     STAT_U64("n_items_corrupt", tot.n_corrupt);
     if (active_policy->stats != NULL) {
@@ -497,14 +499,14 @@ static void tier_class_zone_usage(ADD_STAT add_stats, void *c,
 
 void tier_stats_classes(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     uint64_t lines_read[MAX_NUMBER_OF_SLAB_CLASSES];
     uint64_t lines_written[MAX_NUMBER_OF_SLAB_CLASSES];
 
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
     nvm_stats_sum_classes(lines_read, lines_written,
                           MAX_NUMBER_OF_SLAB_CLASSES);
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();

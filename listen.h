@@ -8,19 +8,6 @@
 
 #include <stdbool.h>
 
-/* The options that decide what the server listens on and how many
- * clients it takes (settings.listen; defaults in settings.c). */
-struct listen_config {
-    int port;                     /* -p */
-    int udpport;                  /* -U */
-    char *inter;                  /* -l, comma list, NULL = any */
-    char *socketpath;             /* -s */
-    int access;                   /* -a */
-    int backlog;                  /* -b */
-    int maxconns;                 /* -c */
-    bool maxconns_fast;           /* !no_maxconns_fast: refuse at -c */
-};
-
 struct conn;
 struct event_base;
 

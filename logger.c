@@ -31,7 +31,6 @@
 
 #include "clock.h"
 #include "item.h"
-#include "items.h"
 #include "settings.h"
 #include "stat_counter.h"
 #include "util.h"

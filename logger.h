@@ -50,7 +50,7 @@ static inline bool logger_watching(uint32_t streams)
 }
 
 /* ---- events: call through the macros below ---- */
-/* status: enum item_lookup (items.h); size: the value's bytes. */
+/* status: enum item_lookup (item.h); size: the value's bytes. */
 void logger_log_get(const char *key, size_t nkey, int status,
                     unsigned int clsid, uint32_t size);
 /* status: enum store_item_type; cmd: enum store_cmd, as_cas when a cas

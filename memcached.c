@@ -6,26 +6,24 @@
  * the logger thread, signals, listeners), the stop order after
  * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
  * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
- * (doc/design.md "Stopping"), and the globals
- * no single module owns: the server counters `stats` and the opened
- * N-zone `nvm_zone`.
+ * (doc/design.md "Stopping").
  *
- * Locks: stats_lock guards `stats` (struct server_stats).  Everything
- * else here runs on the main thread.
+ * Locks: none of its own; everything here runs on the main thread.
  */
 #include "config.h"
-#include "memcached.h"
 #include "accept_pause.h"
 #include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
+#include "storage.h"
 #include "listen.h"
 #include "logger.h"
 #include "nvm.h"
 #include "proto_auth.h"
 #include "proto_sasl.h"
 #include "settings.h"
+#include "settings_parse.h"
 #include "stats.h"
 #include "thread.h"
 #include "tls.h"
@@ -44,10 +42,6 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-struct nvm_zone nvm_zone;
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static struct event_base *main_base;
 
 /* ------------------------------------------------------------------ */
@@ -58,12 +52,6 @@ static struct event sigint_event;
 static struct event sigusr1_event;
 /* set by SIGUSR1 (and `shutdown graceful`), read by main after the loop */
 static bool stop_graceful;
-
-/* memcached's `shutdown` raises SIGINT, `shutdown graceful` SIGUSR1 */
-void server_shutdown(bool graceful)
-{
-    kill(getpid(), graceful ? SIGUSR1 : SIGINT);
-}
 
 static void signal_cb(evutil_socket_t sig, short which, void *arg)
 {
@@ -123,6 +111,24 @@ static void open_nvm_zone(void)
     }
 }
 
+
+/* Start-up after the settings and the N-zone, in the order the parts need
+ * each other: the clock, the storage engine (item locks, slabs, index,
+ * restart), the workers (each registers its struct storage_worker), the
+ * storage threads; exits on failure.  The fuzz harness starts the same
+ * way. */
+static void engine_start(void)
+{
+    clock_init();
+    stats.started = current_time;
+    stats.accepting_conns = true;
+    storage_init();
+    memcached_thread_init(settings.num_threads, NULL);
+    if (storage_start_threads() != 0) {
+        fprintf(stderr, "Failed to start the storage threads\n");
+        exit(EXIT_FAILURE);
+    }
+}
 
 /* After the main loop: every thread is gone before the storage they use,
  * and the storage before the N-zone it lives on (doc/design.md
@@ -284,7 +290,7 @@ int main(int argc, char **argv)
     accept_pause_init(main_base);
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
-    server_engine_start();
+    engine_start();
     if (logger_start() != 0) {
         fprintf(stderr, "Failed to start the logger thread\n");
         exit(EXIT_FAILURE);

@@ -8,7 +8,7 @@
  *     the paper's per-epoch decay (the items and their counters belong to
  *     the storage engine, which calls these under its item lock);
  *   - the decay epoch, advanced by migrate_tick() every decay period of
- *     storage requests (tier_requests.c sums the workers'
+ *     storage requests (storage_worker.c sums the workers'
  *     stats.tier_requests, which the engine counts: every storage
  *     request, hit or miss): settings.tier.decay_period, or with "auto"
  *     a length sized from the D-zone (auto_decay_period);
@@ -63,10 +63,10 @@
 #include "slab_class.h"
 #include "slabs.h"
 #include "stat_counter.h"
-#include "stats.h"
-#include "thread.h"
-#include "tier_requests.h"
+#include "stat_line.h"
+#include "storage_worker.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* ---- counters and decay ---- */
@@ -290,21 +290,6 @@ static struct {
     .tick_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* ---- sums of the per-thread counters ---- */
-
-static void class_requests(unsigned int clsid, uint64_t *d, uint64_t *n)
-{
-    *d = 0;
-    *n = 0;
-    if (threads == NULL) {
-        return;
-    }
-    for (int i = 0; i < settings.num_threads; i++) {
-        *d += STAT_GET(threads[i].stats.tier_d_hits[clsid]);
-        *n += STAT_GET(threads[i].stats.tier_n_hits[clsid]);
-    }
-}
-
 static bool valid_class(unsigned int clsid)
 {
     return clsid < MAX_NUMBER_OF_SLAB_CLASSES;
@@ -344,7 +329,8 @@ static void class_init(unsigned int clsid, uint32_t initial, uint32_t max)
     atomic_store(&cs->promotions, 0);
     atomic_store(&cs->migration_lines, 0);
     store_benefit(cs, 0.0);
-    class_requests(clsid, &cs->period_start_d, &cs->period_start_n);
+    storage_workers_class_hits(clsid, &cs->period_start_d,
+                               &cs->period_start_n);
     cs->period_start_promotions = 0;
     cs->period_start_lines = 0;
 }
@@ -404,16 +390,16 @@ uint32_t migrate_threshold(unsigned int clsid)
 
 /* A NULL thread (a caller that is not a worker) is not counted: the
  * per-class periods measure client traffic only. */
-void migrate_count_request(LIBEVENT_THREAD *t, unsigned int clsid,
+void migrate_count_request(struct storage_worker *w, unsigned int clsid,
                            bool in_dram)
 {
-    if (t == NULL || !valid_class(clsid)) {
+    if (w == NULL || !valid_class(clsid)) {
         return;
     }
     if (in_dram) {
-        STAT_INCR(t->stats.tier_d_hits[clsid]);
+        STAT_INCR(w->stats.tier_d_hits[clsid]);
     } else {
-        STAT_INCR(t->stats.tier_n_hits[clsid]);
+        STAT_INCR(w->stats.tier_n_hits[clsid]);
     }
 }
 
@@ -625,7 +611,7 @@ static void adjust_class(unsigned int clsid)
 {
     struct class_state *cs = &mig.cls[clsid];
     uint64_t d, n;
-    class_requests(clsid, &d, &n);
+    storage_workers_class_hits(clsid, &d, &n);
     if (d < cs->period_start_d || n < cs->period_start_n) {
         /* counters were reset by `stats reset`: the period restarts at
          * that zero */
@@ -699,7 +685,8 @@ void migrate_get_class_stats(unsigned int clsid,
     }
     struct class_state *cs = &mig.cls[clsid];
     out->threshold = migrate_threshold(clsid);
-    class_requests(clsid, &out->d_requests, &out->n_requests);
+    storage_workers_class_hits(clsid, &out->d_requests,
+                               &out->n_requests);
     out->promotions = atomic_load_explicit(&cs->promotions,
                                            memory_order_relaxed);
     out->last_benefit = load_benefit(cs);

@@ -11,7 +11,11 @@
 #ifndef MIGRATE_H
 #define MIGRATE_H
 
-#include "thread.h"
+#include "storage_worker.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* ---- counters and decay (pure arithmetic) ----
  * A counter saturates at `max`.  Decay at the end of each epoch:
@@ -50,7 +54,7 @@ void migrate_init(unsigned int nclasses);
 uint32_t migrate_threshold(unsigned int clsid);
 /* Count one request that found its key in class clsid (in the D-zone or
  * the N-zone); per-thread, no locks. */
-void migrate_count_request(LIBEVENT_THREAD *t, unsigned int clsid,
+void migrate_count_request(struct storage_worker *w, unsigned int clsid,
                            bool in_dram);
 /* Count a promotion and the N-zone lines it read (C_mig). */
 void migrate_count_promotion(unsigned int clsid, uint64_t nvm_lines);

@@ -4,6 +4,7 @@
  * emulation").
  *
  * Owns:
+ *   - the daemon's N-zone `nvm_zone` (memcached.c opens and closes it);
  *   - opening and closing the N-zone: nvm_path= through libpmem2 (device
  *     DAX, fsdax file, any file; a file's mapped range is fully allocated
  *     at start-up), nvm_node= (anonymous memory bound with mbind, "auto"
@@ -76,6 +77,8 @@
 
 #define LINE_SHIFT 6
 _Static_assert((1 << LINE_SHIFT) == NVM_LINE_SIZE, "line size");
+
+struct nvm_zone nvm_zone;
 
 /* ------------------------------------------------------------------ */
 /* error messages                                                      */

@@ -58,8 +58,8 @@ struct nvm_zone {
     struct pmem2_map *map;
 };
 
-/* The daemon's N-zone, opened from settings.nvm at start-up (defined in
- * memcached.c); backend NVM_BACKEND_NONE without one. */
+/* The daemon's N-zone, opened from settings.nvm at start-up by
+ * memcached.c; backend NVM_BACKEND_NONE without one. */
 extern struct nvm_zone nvm_zone;
 
 #define NVM_LINE_SIZE 64

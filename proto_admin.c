@@ -2,8 +2,9 @@
  * proto_admin.c: the statistics and administrative commands of the ASCII
  * protocol of memcached 1.6.18: stats (with detail and cachedump),
  * flush_all, verbosity, cache_memlimit, shutdown, refresh_certs, slabs,
- * lru_crawler, lru, watch (whose streams are logger.c's), and in debug
- * builds misbehave, debugfail and debugtime.
+ * lru_crawler (writing metadump's batches as the client reads them), lru,
+ * watch (whose streams are logger.c's), and in debug builds misbehave,
+ * debugfail and debugtime.
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
@@ -13,8 +14,10 @@
  */
 #include "config.h"
 #include "proto_internal.h"
+#include "slabs.h"
 #include "tls.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +212,9 @@ void process_shutdown_command(conn *c, token_t *tokens,
     if (ntokens == 2
         || (ntokens == 3 && token_is(&tokens[1], "graceful"))) {
         conn_set_state(c, conn_closing);
-        server_shutdown(ntokens == 3);
+        /* as memcached: the daemon's SIGINT and SIGUSR1 (graceful) stops
+         * (memcached.c) follow */
+        kill(getpid(), ntokens == 3 ? SIGUSR1 : SIGINT);
         return;
     }
     out_string(c, "CLIENT_ERROR invalid shutdown mode");
@@ -447,6 +452,72 @@ static bool metadump_pipelined(const conn *c, const char *line)
     return queued;
 }
 
+/* ---- lru_crawler metadump ----
+ * The storage walk (items.h) hands out its lines one batch of about
+ * METADUMP_BATCH bytes at a time: the first in the command, each next one
+ * when the connection has written the previous (conn.h's producer). */
+
+#define METADUMP_BATCH (32 * 1024)
+
+static bool metadump_line(void *ctx, const char *line, size_t len)
+{
+    return resp_add(ctx, line, len);
+}
+
+static void metadump_end(conn *c)
+{
+    metadump_free(c->producer_state);
+    c->producer = NULL;
+    c->producer_state = NULL;
+}
+
+/* conn.h's producer: the next batch, or the last one with END. */
+static bool metadump_produce(conn *c, bool closing)
+{
+    if (closing) {
+        metadump_end(c);
+        return false;
+    }
+    switch (metadump_batch(c->producer_state, METADUMP_BATCH, metadump_line,
+                           c)) {
+    case METADUMP_MORE:
+        break;
+    case METADUMP_END:
+        metadump_end(c);
+        if (!resp_add(c, "END\r\n", 5)) {
+            conn_set_state(c, conn_closing);
+        }
+        break;
+    case METADUMP_STOPPED:
+        metadump_end(c);
+        conn_set_state(c, conn_closing);
+        break;
+    }
+    return true;
+}
+
+/* Over UDP the dump goes all at once: a reply is one run of datagrams. */
+static enum crawler_result_type metadump_start(conn *c, const char *classes)
+{
+    struct metadump *md;
+    enum crawler_result_type rv = lru_crawler_metadump_start(classes, &md);
+    if (rv != CRAWLER_OK) {
+        return rv;
+    }
+    c->producer = metadump_produce;
+    c->producer_state = md;
+    metadump_produce(c, false);
+    if (IS_UDP(c->transport)) {
+        while (c->producer != NULL) {
+            metadump_produce(c, false);
+        }
+    } else if (c->producer != NULL) {
+        /* no next command before the dump is written */
+        conn_set_state(c, conn_write);
+    }
+    return CRAWLER_OK;
+}
+
 void process_lru_crawler_command(conn *c, token_t *tokens,
                                  size_t ntokens)
 {
@@ -471,7 +542,7 @@ void process_lru_crawler_command(conn *c, token_t *tokens,
                 "ERROR cannot pipeline other commands before metadump");
             return;
         }
-        rv = lru_crawler_metadump(c, tokens[2].value);
+        rv = metadump_start(c, tokens[2].value);
         if (rv != CRAWLER_OK) {
             /* on success the dump itself is the reply */
             reply_crawler_result(c, rv);

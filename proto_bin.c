@@ -20,6 +20,7 @@
 #include "proto_bin.h"
 #include "proto_internal.h"
 #include "proto_sasl.h"
+#include "slabs.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -231,10 +232,10 @@ static void process_get_or_touch(conn *c, const char *extras, bool touch,
     item *it;
 
     if (touch) {
-        it = item_touch(key, nkey, bin_exptime(extras), c->thread,
+        it = item_touch(key, nkey, bin_exptime(extras), conn_worker(c),
                         with_value, &found);
     } else {
-        it = item_get(key, nkey, c->thread, DO_UPDATE, &found);
+        it = item_get(key, nkey, conn_worker(c), DO_UPDATE, &found);
     }
     if (found == LOOKUP_NO_MEMORY) {
         send_error(c, BIN_ENOMEM, 0);
@@ -280,7 +281,7 @@ static void refuse_value(conn *c, const char *key, uint16_t nkey,
         send_error(c, BIN_ENOMEM, vlen);
     }
     if (is_set) {
-        item_delete(key, nkey, 0, c->thread, &clsid);
+        item_delete(key, nkey, 0, conn_worker(c), &clsid);
     }
 }
 
@@ -295,7 +296,7 @@ static void start_value(conn *c, const char *key, uint16_t nkey,
     }
     if (vlen <= INT_MAX - 2) {
         it = item_alloc(key, nkey, flags, exptime, (int)vlen + 2,
-                        c->thread);
+                        conn_worker(c));
     }
     if (it == NULL) {
         LOGGER_STORE(key, nkey, vlen <= INT_MAX - 2 && item_size_ok(nkey, flags,
@@ -337,10 +338,10 @@ static void complete_update(conn *c, item *it)
     uint64_t cas = 0;
     enum store_item_type ret;
 
-    STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].set_cmds);
+    STAT_INCR(class_stats(c, it->slabs_clsid)->set_cmds);
     /* the binary protocol sends no "\r\n"; items keep one */
     memcpy(ITEM_data(it) + it->nbytes - 2, "\r\n", 2);
-    ret = store_item(it, c->cmd, c->thread, c->cas, &cas, false);
+    ret = store_item(it, c->cmd, conn_worker(c), c->cas, &cas, false);
     if (c->cmd == NREAD_CAS) {
         count_cas(c, it, ret);
     }
@@ -374,10 +375,10 @@ static void process_delete(conn *c, const char *extras)
     if (settings.detail_enabled) {
         stats_prefix_record_delete(key, c->bin.keylen);
     }
-    switch (item_delete(key, c->bin.keylen, c->bin.cas, c->thread,
+    switch (item_delete(key, c->bin.keylen, c->bin.cas, conn_worker(c),
                         &clsid)) {
     case DELETE_OK:
-        STAT_INCR(tstats(c)->slab_stats[clsid].delete_hits);
+        STAT_INCR(class_stats(c, clsid)->delete_hits);
         send_ok(c, NULL, 0, 0);
         break;
     case DELETE_NOT_FOUND:
@@ -407,7 +408,7 @@ static void create_counter(conn *c, const char *key, uint64_t initial,
     int len = snprintf(text, sizeof(text), "%" PRIu64, initial);
     uint64_t cas = 0;
     item *it = item_alloc(key, c->bin.keylen, 0, bin_exptime(exptime),
-                          len + 2, c->thread);
+                          len + 2, conn_worker(c));
 
     if (it == NULL) {
         send_error(c, BIN_ENOMEM, 0);
@@ -415,7 +416,7 @@ static void create_counter(conn *c, const char *key, uint64_t initial,
     }
     memcpy(ITEM_data(it), text, (size_t)len);
     memcpy(ITEM_data(it) + len, "\r\n", 2);
-    if (store_item(it, NREAD_ADD, c->thread, 0, &cas, false) == STORED) {
+    if (store_item(it, NREAD_ADD, conn_worker(c), 0, &cas, false) == STORED) {
         send_counter(c, initial, cas);
     } else {
         send_error(c, BIN_NOT_STORED, 0);
@@ -431,7 +432,7 @@ static void process_arithmetic(conn *c, const char *extras, bool incr)
     uint64_t cas = 0;
     item *it = NULL;
 
-    switch (add_delta(c->thread, key, c->bin.keylen, incr, get64(ext),
+    switch (add_delta(conn_worker(c), key, c->bin.keylen, incr, get64(ext),
                       number, c->bin.cas, &cas, &it)) {
     case DELTA_OK:
         count_arith(c, incr, it);
@@ -616,7 +617,7 @@ static void process_sasl_auth(conn *c, const char *extras)
     }
     if (vlen <= INT_MAX - 2) {
         it = item_alloc(mech, c->bin.keylen, 0, 0, (int)vlen + 2,
-                        c->thread);
+                        conn_worker(c));
     }
     if (it == NULL) {
         send_error(c, BIN_ENOMEM, vlen);

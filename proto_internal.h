@@ -16,10 +16,20 @@
 #ifndef PROTO_INTERNAL_H
 #define PROTO_INTERNAL_H
 
-#include "memcached.h"
+#include "clock.h"
+#include "conn.h"
 #include "conn_buf.h"
+#include "hash.h"
+#include "item.h"
+#include "item_lock.h"
 #include "items.h"
 #include "logger.h"
+#include "proto_text.h"
+#include "settings.h"
+#include "slab_class.h"
+#include "stat_counter.h"
+#include "stats.h"
+#include "thread.h"
 #include "util.h"
 
 #include <string.h>
@@ -98,6 +108,18 @@ static inline struct thread_stats *tstats(conn *c)
     return &c->thread->stats;
 }
 
+/* what the item API counts this connection's requests in */
+static inline struct storage_worker *conn_worker(conn *c)
+{
+    return &c->thread->storage;
+}
+
+/* the per-class hit counters of this connection's worker */
+static inline struct slab_stats *class_stats(conn *c, unsigned int clsid)
+{
+    return &c->thread->storage.stats.slab_stats[clsid];
+}
+
 static inline void count_get_hit(conn *c, const item *it, bool touched)
 {
     struct thread_stats *s = tstats(c);
@@ -105,11 +127,12 @@ static inline void count_get_hit(conn *c, const item *it, bool touched)
     /* memcached counts a get-and-touch as a touch only, not as a get */
     if (touched) {
         STAT_INCR(s->touch_cmds);
-        STAT_INCR(s->slab_stats[it->slabs_clsid].touch_hits);
+        STAT_INCR(class_stats(c, it->slabs_clsid)->touch_hits);
     } else {
+        struct storage_worker *w = conn_worker(c);
         STAT_INCR(s->get_cmds);
-        STAT_INCR(s->slab_stats[it->slabs_clsid].get_hits);
-        STAT_INCR(s->lru_hits[it->slabs_clsid][c->thread->hit_segment]);
+        STAT_INCR(w->stats.slab_stats[it->slabs_clsid].get_hits);
+        STAT_INCR(w->stats.lru_hits[it->slabs_clsid][w->hit_segment]);
     }
 }
 

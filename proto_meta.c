@@ -333,13 +333,13 @@ static bool meta_open_request(conn *c, token_t *tokens, size_t ntokens,
  * t flag before N reports -1, as memcached's does. */
 static item *meta_vivify(conn *c, const char *key, size_t nkey)
 {
-    item *it = item_alloc(key, nkey, 0, 0, 2, c->thread);
+    item *it = item_alloc(key, nkey, 0, 0, 2, conn_worker(c));
 
     if (it == NULL) {
         return NULL;
     }
     memcpy(ITEM_data(it), "\r\n", 2);
-    if (store_item(it, NREAD_ADD, c->thread, 0, NULL, false) != STORED) {
+    if (store_item(it, NREAD_ADD, conn_worker(c), 0, NULL, false) != STORED) {
         item_remove(it);
         return NULL;
     }
@@ -463,7 +463,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     /* The reply line is built under the item lock the lookup takes: it
      * reads it_flags, exptime and the access time, which other workers'
      * hits and touches change under that lock. */
-    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
+    it = item_get_locked(key, nkey, conn_worker(c), DONT_UPDATE, &hv, &found);
     if (it == NULL && found == LOOKUP_MISS && of.vivify) {
         /* store_item takes the item lock itself */
         item_unlock(hv);
@@ -471,7 +471,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
         created = it != NULL;
         if (it == NULL) {
             /* lost a race with another creator: use theirs */
-            it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv,
+            it = item_get_locked(key, nkey, conn_worker(c), DONT_UPDATE, &hv,
                                  &found);
         } else {
             item_lock(hv);
@@ -499,7 +499,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
         /* memcached bumps at the lookup unless a flag needs the state
          * before it (late_bump), and then not at all on this error */
         if (!of.no_update && !of.late_bump) {
-            item_bump(c->thread, it, hv);
+            item_bump(conn_worker(c), it, hv);
         }
         item_unlock(hv);
         item_remove(it);
@@ -508,7 +508,7 @@ static void process_mget_command(conn *c, token_t *tokens, size_t ntokens)
     }
     /* bump only now, so h and l reported the state before this hit */
     if (!of.no_update) {
-        item_bump(c->thread, it, hv);
+        item_bump(conn_worker(c), it, hv);
     }
     item_unlock(hv);
     count_get_hit(c, it, ttl_set);
@@ -624,7 +624,7 @@ static void process_mset_command(conn *c, token_t *tokens, size_t ntokens)
     }
 
     it = item_alloc(key, nkey, of.client_flags, of.new_ttl ? of.exptime : 0,
-                    vlen, c->thread);
+                    vlen, conn_worker(c));
     if (it == NULL) {
         LOGGER_STORE(key, nkey, item_size_ok(nkey, of.client_flags, vlen)
                      ? NO_MEMORY : TOO_LARGE, comm, false, 0, 0, 0);
@@ -658,7 +658,7 @@ void complete_mset(conn *c, item *it)
     const char *end = c->meta_pending + c->meta_pending_len;
     line_t l;
 
-    ret = store_item(it, c->cmd, c->thread, c->cas, &new_cas,
+    ret = store_item(it, c->cmd, conn_worker(c), c->cas, &new_cas,
                      (pending & MSET_STALE) != 0);
     if (c->cmd == NREAD_CAS) {
         count_cas(c, it, ret);
@@ -729,7 +729,7 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
     nkey = tokens[KEY_TOKEN].length;
     l.len = 0;
 
-    it = item_get_locked(key, nkey, c->thread, DONT_UPDATE, &hv, &found);
+    it = item_get_locked(key, nkey, conn_worker(c), DONT_UPDATE, &hv, &found);
     if (found == LOOKUP_NO_MEMORY) {
         item_unlock(hv);
         out_errstring(c, "SERVER_ERROR out of memory");
@@ -753,7 +753,7 @@ static void process_mdelete_command(conn *c, token_t *tokens, size_t ntokens)
             do_item_set_flags(it, hv, ITEM_STALE, ITEM_TOKEN_SENT);
             do_item_set_cas(it, hv, get_cas_id());
         } else {
-            STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].delete_hits);
+            STAT_INCR(class_stats(c, it->slabs_clsid)->delete_hits);
             do_item_unlink(it, hv);
         }
         item_unlock(hv);
@@ -854,7 +854,7 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
     l.len = 0;
     number[0] = '\0';
 
-    switch (add_delta(c->thread, key, nkey, incr, of.delta, number,
+    switch (add_delta(conn_worker(c), key, nkey, incr, of.delta, number,
                       of.has_cas ? of.req_cas : 0, NULL, &it)) {
     case DELTA_OK:
         count_arith(c, incr, it);
@@ -876,7 +876,7 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
         }
         number[u64_to_text(of.initial, number)] = '\0';
         it = item_alloc(key, nkey, 0, 0, (int)strlen(number) + 2,
-                        c->thread);
+                        conn_worker(c));
         if (it == NULL) {
             out_errstring(c,
                 "SERVER_ERROR Out of memory allocating new item");
@@ -884,7 +884,8 @@ static void process_marithmetic_command(conn *c, token_t *tokens,
         }
         memcpy(ITEM_data(it), number, strlen(number));
         memcpy(ITEM_data(it) + strlen(number), "\r\n", 2);
-        if (store_item(it, NREAD_ADD, c->thread, 0, NULL, false) == STORED) {
+        if (store_item(it, NREAD_ADD, conn_worker(c), 0, NULL, false)
+                == STORED) {
             created = true;
         } else {
             /* someone created it between our miss and our add */
@@ -954,7 +955,7 @@ static void process_meta_debug_command(conn *c, token_t *tokens,
     }
     /* memcached 1.6.18 counts cmd_meta for me only */
     STAT_INCR(tstats(c)->meta_cmds);
-    it = item_get(key, nkey, c->thread, DONT_UPDATE, &found);
+    it = item_get(key, nkey, conn_worker(c), DONT_UPDATE, &found);
     if (found == LOOKUP_NO_MEMORY) {
         out_string(c, "SERVER_ERROR out of memory");
         return;

@@ -141,10 +141,11 @@ static bool get_one_key(conn *c, const token_t *key, bool return_cas,
     enum item_lookup found;
 
     if (touch) {
-        it = item_touch(key->value, key->length, exptime, c->thread, true,
-                        &found);
+        it = item_touch(key->value, key->length, exptime, conn_worker(c),
+                        true, &found);
     } else {
-        it = item_get(key->value, key->length, c->thread, DO_UPDATE, &found);
+        it = item_get(key->value, key->length, conn_worker(c), DO_UPDATE,
+                      &found);
     }
     if (found == LOOKUP_NO_MEMORY) {
         return false;
@@ -272,7 +273,7 @@ static void process_update_command(conn *c, token_t *tokens, size_t ntokens,
     }
 
     it = item_alloc(key, nkey, flags, exptime_from_client(exptime_int), vlen,
-                    c->thread);
+                    conn_worker(c));
     if (it == NULL) {
         LOGGER_STORE(key, nkey, item_size_ok(nkey, flags, vlen) ? NO_MEMORY
                      : TOO_LARGE, comm, false, 0, 0, 0);
@@ -293,7 +294,7 @@ static void complete_update_ascii(conn *c, item *it)
 {
     enum store_item_type ret;
 
-    ret = store_item(it, c->cmd, c->thread, c->cas, NULL, false);
+    ret = store_item(it, c->cmd, conn_worker(c), c->cas, NULL, false);
     if (c->cmd == NREAD_CAS) {
         count_cas(c, it, ret);
     }
@@ -346,12 +347,12 @@ static void process_delete_command(conn *c, token_t *tokens, size_t ntokens)
     if (settings.detail_enabled) {
         stats_prefix_record_delete(key, nkey);
     }
-    if (item_delete(key, nkey, 0, c->thread, &clsid) != DELETE_OK) {
+    if (item_delete(key, nkey, 0, conn_worker(c), &clsid) != DELETE_OK) {
         STAT_INCR(tstats(c)->delete_misses);
         out_string(c, "NOT_FOUND");
         return;
     }
-    STAT_INCR(tstats(c)->slab_stats[clsid].delete_hits);
+    STAT_INCR(class_stats(c, clsid)->delete_hits);
     out_string(c, "DELETED");
 }
 
@@ -374,7 +375,7 @@ static void process_arithmetic_command(conn *c, token_t *tokens,
         return;
     }
     number[0] = '\0';
-    switch (add_delta(c->thread, key, nkey, incr, delta, number, 0, NULL,
+    switch (add_delta(conn_worker(c), key, nkey, incr, delta, number, 0, NULL,
                       &it)) {
     case DELTA_OK:
         count_arith(c, incr, it);
@@ -416,8 +417,8 @@ static void process_touch_command(conn *c, token_t *tokens, size_t ntokens)
         out_string(c, "CLIENT_ERROR invalid exptime argument");
         return;
     }
-    it = item_touch(key, nkey, exptime_from_client(exptime_int), c->thread,
-                    false, &found);
+    it = item_touch(key, nkey, exptime_from_client(exptime_int),
+                    conn_worker(c), false, &found);
     if (found == LOOKUP_NO_MEMORY) {
         out_string(c, "SERVER_ERROR out of memory");
         return;
@@ -600,7 +601,7 @@ void complete_nread(conn *c)
     bool meta = (c->meta_pending_flags & MSET_ACTIVE) != 0;
 
     c->item = NULL;
-    STAT_INCR(tstats(c)->slab_stats[it->slabs_clsid].set_cmds);
+    STAT_INCR(class_stats(c, it->slabs_clsid)->set_cmds);
 
     if (!value_is_terminated(it)) {
         /* memcached reports bad chunks even under noreply for ms only;

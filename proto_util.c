@@ -64,9 +64,9 @@ void count_arith(conn *c, bool incr, const item *hit)
 
     if (hit != NULL) {
         if (incr) {
-            STAT_INCR(s->slab_stats[hit->slabs_clsid].incr_hits);
+            STAT_INCR(class_stats(c, hit->slabs_clsid)->incr_hits);
         } else {
-            STAT_INCR(s->slab_stats[hit->slabs_clsid].decr_hits);
+            STAT_INCR(class_stats(c, hit->slabs_clsid)->decr_hits);
         }
     } else if (incr) {
         STAT_INCR(s->incr_misses);
@@ -81,9 +81,9 @@ void count_cas(conn *c, const item *it, enum store_item_type ret)
     struct thread_stats *s = tstats(c);
 
     if (ret == STORED) {
-        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_hits);
+        STAT_INCR(class_stats(c, it->slabs_clsid)->cas_hits);
     } else if (ret == EXISTS) {
-        STAT_INCR(s->slab_stats[it->slabs_clsid].cas_badval);
+        STAT_INCR(class_stats(c, it->slabs_clsid)->cas_badval);
     } else if (ret == NOT_FOUND) {
         STAT_INCR(s->cas_misses);
     }
@@ -95,7 +95,7 @@ static void drop_stale_value(conn *c, const char *key, size_t nkey)
 {
     unsigned int clsid;
 
-    item_delete(key, nkey, 0, c->thread, &clsid);
+    item_delete(key, nkey, 0, conn_worker(c), &clsid);
 }
 
 

@@ -18,7 +18,7 @@
  *     note never sees a half-built table.  Init and shutdown must not run
  *     while anyone notes.
  *   - A slot's cells are written by the slot's one owner only, with relaxed
- *     atomic load + store (memcached.h's STAT_INCR pattern): no lock, no
+ *     atomic load + store (stat_counter.h's STAT_INCR pattern): no lock, no
  *     read-modify-write, no spinning on the request path.  The drainer
  *     only reads them.  Cells are cumulative net totals in wrapping
  *     unsigned arithmetic, so a slot may go "negative" (an item stored by

@@ -50,13 +50,13 @@ unsigned reassign_bucket_of(uint32_t counter);
 uint32_t reassign_bucket_low(unsigned bucket);
 uint32_t reassign_bucket_high(unsigned bucket);
 
-/* Slots: 0..nworkers-1 belong to the worker threads (LIBEVENT_THREAD
- * index), then one for the tier thread, one for the LRU crawler and one
- * for the page mover (slabs.c's rebalance thread, which demotes or evicts
- * the items of the page it empties).  A slot must only ever be written by
- * one thread at a time.  Memory: one 65 x 320 matrix of 16-byte cells,
- * 325 KiB, per slot.  Returns 0, or -1
- * when out of memory. Call before any thread notes; not thread-safe. */
+/* Slots: 0..nworkers-1 belong to the worker threads (their index in
+ * storage_worker.c's registry), then one for the tier thread, one for the
+ * LRU crawler and one for the page mover (slabs.c's rebalance thread,
+ * which demotes or evicts the items of the page it empties).  A slot must
+ * only ever be written by one thread at a time.  Memory: one 65 x 320
+ * matrix of 16-byte cells, 325 KiB, per slot.  Returns 0, or -1 when out
+ * of memory. Call before any thread notes; not thread-safe. */
 int reassign_init(unsigned nworkers);
 /* Frees everything; only once no thread can call reassign_note(). */
 void reassign_shutdown(void);

@@ -1,8 +1,9 @@
 /*
  * settings.h: the one global `settings` struct (settings.c).
  *
- * Written only during start-up (settings_init, settings_parse,
- * settings_check, all on the main thread before any other thread exists)
+ * Written only during start-up (settings_parse.h: settings_init,
+ * settings_parse, settings_check, all on the main thread before any other
+ * thread exists)
  * and by what memcached also lets change at run time: the admin commands
  * of proto_admin.c (verbosity, stats detail, lru and lru_crawler tuning,
  * slab automove) and flush_all (oldest_live, oldest_cas; items.c).
@@ -16,10 +17,10 @@
 #define SETTINGS_H
 
 #include "clock.h"
-#include "listen.h"
+#include "listen_config.h"
 #include "nvm.h"
 #include "tier_config.h"
-#include "tls.h"
+#include "tls_config.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,7 +30,7 @@
 enum protocol { ascii_prot = 3, binary_prot, negotiating_prot };
 
 struct settings {
-    struct listen_config listen;  /* where and how many clients (listen.h) */
+    struct listen_config listen;  /* where and how many clients */
     size_t maxbytes;              /* -m, DRAM item memory */
     _Atomic int verbose;          /* run time: verbosity */
     rel_time_t oldest_live;       /* flush_all: items older are invalid */
@@ -87,7 +88,7 @@ struct settings {
     char *username;
     bool daemonize;
     bool enable_coredumps;        /* -r */
-    struct tls_config tls;        /* -Z and ssl_* (tls.h) */
+    struct tls_config tls;        /* -Z and ssl_* */
 
     /* the N-zone and its policies (-o nvm_*, tier_*; doc/tiering.md) */
     struct nvm_config nvm;        /* nvm.size == 0: no N-zone */
@@ -106,21 +107,9 @@ extern struct settings settings;
 #define SETTING_STORE(field, value) \
     atomic_store_explicit(&settings.field, (value), memory_order_relaxed)
 
-/* A policy's name, the policy of a name, and whether its decay epoch is
- * "auto" when tier_decay_period is not given (tier_policy.c's registry). */
-const char *tier_policy_name(enum tier_policy p);
-bool tier_policy_by_name(const char *name, enum tier_policy *out);
-bool tier_policy_decay_period_auto(enum tier_policy p);
 static inline bool tier_enabled(void)
 {
     return settings.nvm.size > 0 && settings.tier.policy != TIER_POLICY_DRAM;
 }
-
-/* Start-up, main thread, in this order: memcached's defaults, then the
- * command line (exits with usage text, version or one error line where
- * memcached does), then the checks that need every option known. */
-void settings_init(void);
-void settings_parse(int argc, char **argv);
-void settings_check(void);
 
 #endif

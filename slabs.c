@@ -55,7 +55,8 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
+#include "storage_worker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1210,7 +1211,7 @@ struct class_snapshot {
 
 void slabs_stats(ADD_STAT add_stats, void *c)
 {
-    struct thread_stats *ts = calloc(1, sizeof(*ts));
+    struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     struct class_snapshot snap[MAX_NUMBER_OF_SLAB_CLASSES];
     uint64_t malloced;
     unsigned int active = 0;
@@ -1218,7 +1219,7 @@ void slabs_stats(ADD_STAT add_stats, void *c)
     if (ts == NULL) {
         return;
     }
-    threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ts);
 
     /* Copy under the lock, print without it: append_stat does I/O
      * buffering and must not stall allocations. */

@@ -13,7 +13,11 @@
 #ifndef SLABS_H
 #define SLABS_H
 
-#include "items.h"
+#include "item.h"
+#include "stat_line.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 /* Zones whose pages slabs.c holds (the N-zone's are in slabs_tier.c). */
 enum slab_zone {
@@ -70,8 +74,9 @@ void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg);
  * as classes need pages. */
 bool slabs_preallocate(size_t *needed);
 
-/* Classes are 1..slabs_largest_clsid(); unsigned int slabs_clsid(size) in
- * items.h maps a size to its class (0 = too large). */
+/* Classes are 1..slabs_largest_clsid(); slabs_clsid maps a size to its
+ * class (0 = too large). */
+unsigned int slabs_clsid(size_t size);
 unsigned int slabs_largest_clsid(void);
 unsigned int slabs_chunk_size(unsigned int id);
 unsigned int slabs_chunks_per_page(unsigned int id);
@@ -86,7 +91,21 @@ void *slabs_alloc(size_t size, unsigned int id);
 /* Return a chunk obtained from slabs_alloc (size as passed there). */
 void slabs_free(void *ptr, size_t size, unsigned int id);
 
-/* Page reassignment (slabs_reassign in items.h) empties one page of the
+/* ---- admin commands and stats ---- */
+bool slabs_adjust_mem_limit(size_t new_mem_limit);   /* cache_memlimit */
+/* `slabs reassign src dst` (src -1: any class with a page to spare; dst
+ * 0: the global pool) */
+enum reassign_result_type {
+    REASSIGN_OK = 0,
+    REASSIGN_RUNNING,
+    REASSIGN_BADCLASS,
+    REASSIGN_NOSPARE,
+    REASSIGN_SRC_DST_SAME
+};
+enum reassign_result_type slabs_reassign(int src, int dst);
+void slabs_stats(ADD_STAT add_stats, void *c);        /* stats slabs */
+
+/* Page reassignment (slabs_reassign) empties one page of the
  * source class before handing it over.  Free chunks are taken off the free
  * list; live items are removed by the evictor, which must take every item
  * whose chunk lies in [start, end) out of the index (demoted to the N-zone

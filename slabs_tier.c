@@ -49,6 +49,7 @@
 #include "settings.h"
 #include "slab_class.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sysexits.h>
 #include <stdio.h>

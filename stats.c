@@ -1,15 +1,19 @@
 /*
  * stats.c: the text of `stats`, `stats settings` and `stats detail`.
  *
- * Owns the ADD_STAT plumbing (append_stat formats one line, and
- * append_ascii_stats writes it to a connection), the general stats listing
+ * Owns the ADD_STAT callback that writes lines to a connection
+ * (append_ascii_stats; append_stat, stat_line.c, formats them), the
+ * general stats listing
  * in memcached 1.6.18's order and names (the storage lines come from
  * storage_stats_general in items_stats.c; our own additions follow them,
  * the server's name and version last), the settings listing, and the
  * per-key-prefix counters behind `stats detail`.
  *
- * Locks: prefix_lock guards the prefix table; stats_lock (memcached.c)
- * guards struct server_stats; per-thread counters are summed without locks.
+ * Also owns the server counters `stats` (struct server_stats) that the
+ * daemon's files bump.
+ *
+ * Locks: prefix_lock guards the prefix table; stats_lock guards `stats`; per-thread counters (the workers' struct
+ * thread_stats and struct storage_worker_stats) are summed without locks.
  */
 #include "config.h"
 #include "stats.h"
@@ -25,10 +29,11 @@
 #include "slabs.h"
 #include "slabs_tier.h"
 #include "stat_counter.h"
+#include "storage_worker.h"
+#include "tier_policy.h"
 #include "tier_reassign.h"
 #include "tls.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,9 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+struct server_stats stats;
+pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void append_ascii_stats(const char *key, uint16_t klen, const char *val,
                         uint32_t vlen, const void *cookie)
@@ -52,23 +60,6 @@ void append_ascii_stats(const char *key, uint16_t klen, const char *val,
     resp_add(c, "\r\n", 2);
 }
 
-void append_stat(const char *name, ADD_STAT add_stats, void *c,
-                 const char *fmt, ...)
-{
-    char val[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int vlen = vsnprintf(val, sizeof(val), fmt, ap);
-    va_end(ap);
-    if (vlen < 0) {
-        return;
-    }
-    if ((size_t)vlen >= sizeof(val)) {
-        vlen = sizeof(val) - 1;
-    }
-    add_stats(name, strlen(name), val, vlen, c);
-}
-
 #define APPEND_U64(name, v) \
     append_stat(name, add_stats, c, "%llu", (unsigned long long)(v))
 
@@ -77,11 +68,12 @@ struct slab_totals {
     uint64_t cas_hits, cas_badval, incr_hits, decr_hits;
 };
 
-static void sum_slab_stats(struct thread_stats *ts, struct slab_totals *t)
+static void sum_slab_stats(const struct storage_worker_stats *ws,
+                           struct slab_totals *t)
 {
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
-        struct slab_stats *s = &ts->slab_stats[i];
+        const struct slab_stats *s = &ws->slab_stats[i];
         t->set_cmds += STAT_GET(s->set_cmds);
         t->get_hits += STAT_GET(s->get_hits);
         t->touch_hits += STAT_GET(s->touch_hits);
@@ -142,10 +134,11 @@ static void connection_stats(ADD_STAT add_stats, void *c,
 }
 
 static void command_stats(ADD_STAT add_stats, void *c,
-                          struct thread_stats *ts)
+                          struct thread_stats *ts,
+                          const struct storage_worker_stats *ws)
 {
     struct slab_totals t;
-    sum_slab_stats(ts, &t);
+    sum_slab_stats(ws, &t);
     APPEND_U64("cmd_get", STAT_GET(ts->get_cmds));
     APPEND_U64("cmd_set", t.set_cmds);
     APPEND_U64("cmd_flush", STAT_GET(ts->flush_cmds));
@@ -153,8 +146,8 @@ static void command_stats(ADD_STAT add_stats, void *c,
     APPEND_U64("cmd_meta", STAT_GET(ts->meta_cmds));
     APPEND_U64("get_hits", t.get_hits);
     APPEND_U64("get_misses", STAT_GET(ts->get_misses));
-    APPEND_U64("get_expired", STAT_GET(ts->get_expired));
-    APPEND_U64("get_flushed", STAT_GET(ts->get_flushed));
+    APPEND_U64("get_expired", STAT_GET(ws->get_expired));
+    APPEND_U64("get_flushed", STAT_GET(ws->get_flushed));
     APPEND_U64("delete_misses", STAT_GET(ts->delete_misses));
     APPEND_U64("delete_hits", t.delete_hits);
     APPEND_U64("incr_misses", STAT_GET(ts->incr_misses));
@@ -216,18 +209,23 @@ static void tls_stats_lines(ADD_STAT add_stats, void *c)
 void server_stats(ADD_STAT add_stats, void *c)
 {
     struct thread_stats *ts = malloc(sizeof(*ts));
-    if (ts == NULL) {
+    struct storage_worker_stats *ws = malloc(sizeof(*ws));
+    if (ts == NULL || ws == NULL) {
+        free(ts);
+        free(ws);
         return;
     }
     threadlocal_stats_aggregate(ts);
+    storage_workers_stats(ws);
     process_and_time_stats(add_stats, c);
     connection_stats(add_stats, c, ts);
-    command_stats(add_stats, c, ts);
+    command_stats(add_stats, c, ts, ws);
     APPEND_U64("limit_maxbytes", limit_maxbytes());
     pthread_mutex_lock(&stats_lock);
     bool accepting = stats.accepting_conns;
     uint64_t disabled = stats.listen_disabled_num;
     uint64_t disabled_us = stats.time_in_listen_disabled_us;
+    uint64_t malloc_fails = stats.malloc_fails;
     pthread_mutex_unlock(&stats_lock);
     append_stat("accepting_conns", add_stats, c, "%u", accepting ? 1 : 0);
     APPEND_U64("listen_disabled_num", disabled);
@@ -235,7 +233,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     append_stat("threads", add_stats, c, "%d", settings.num_threads);
     APPEND_U64("conn_yields", STAT_GET(ts->conn_yields));
     tls_stats_lines(add_stats, c);
-    storage_stats_general(add_stats, c);
+    storage_stats_general(add_stats, c, malloc_fails);
     /* Not a memcached 1.6.18 stat (doc/protocol.md): after its list. */
     struct slabs_totals sl;
     slabs_get_totals(&sl);
@@ -246,6 +244,7 @@ void server_stats(ADD_STAT add_stats, void *c)
     append_stat("server", add_stats, c, "%s", PACKAGE_NAME);
     append_stat("tiercached_version", add_stats, c, "%s", PACKAGE_VERSION);
     free(ts);
+    free(ws);
 }
 
 static const char *yes_no(bool b)

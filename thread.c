@@ -6,7 +6,9 @@
  * its notify pipe; from then on only that worker touches the connection
  * (and starts its TLS session, tls.c, when it came to a TLS listener).
  * With idle_timeout each worker also runs a one-second timer that closes
- * its own idle connections (conns_close_idle in conn.c).
+ * its own idle connections (conns_close_idle in conn.c).  Each worker's
+ * struct storage_worker joins storage's registry (storage_worker.c)
+ * before any worker starts: the index it gets is its histogram slot.
  *
  * Stopping (memcached_thread_stop, doc/design.md "Stopping"): a stop byte
  * on the same pipe, behind every hand-off sent before it, makes the
@@ -22,10 +24,8 @@
  */
 #include "config.h"
 #include "thread.h"
-#include "clock.h"
 #include "conn.h"
 #include "item_lock.h"
-#include "items.h"
 #include "settings.h"
 #include "stat_counter.h"
 #include "stats.h"
@@ -33,7 +33,6 @@
 #include "tls.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,7 +216,7 @@ static void setup_thread(LIBEVENT_THREAD *me)
 static void *worker_libevent(void *arg)
 {
     LIBEVENT_THREAD *me = arg;
-    tier_reassign_thread_worker((unsigned int)me->index);
+    tier_reassign_thread_worker(me->storage.index);
     pthread_mutex_lock(&init_lock);
     init_count++;
     pthread_cond_signal(&init_cond);
@@ -251,19 +250,6 @@ static void worker_free(LIBEVENT_THREAD *me)
     close(me->notify_send_fd);
 }
 
-void server_engine_start(void)
-{
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
-        fprintf(stderr, "Failed to start the storage threads\n");
-        exit(EXIT_FAILURE);
-    }
-}
-
 void memcached_thread_init(int nthreads, void *arg)
 {
     threads = calloc(nthreads, sizeof(LIBEVENT_THREAD));
@@ -279,7 +265,7 @@ void memcached_thread_init(int nthreads, void *arg)
         }
         threads[i].notify_receive_fd = fds[0];
         threads[i].notify_send_fd = fds[1];
-        threads[i].index = i;
+        storage_worker_register(&threads[i].storage);
         setup_thread(&threads[i]);
     }
     for (int i = 0; i < nthreads; i++) {
@@ -361,28 +347,6 @@ void threadlocal_stats_aggregate(struct thread_stats *out)
     for (int i = 0; i < nthreads_running; i++) {
         stats_sum((stat_u64 *)out, (stat_u64 *)&threads[i].stats, n);
     }
-}
-
-/* The sum over the workers of the gauge at `offset` in their struct. */
-static uint64_t sum_worker_gauge(size_t offset)
-{
-    uint64_t sum = 0;
-    for (int i = 0; i < nthreads_running; i++) {
-        _Atomic uint64_t *g =
-            (_Atomic uint64_t *)((char *)&threads[i] + offset);
-        sum += atomic_load_explicit(g, memory_order_relaxed);
-    }
-    return sum;
-}
-
-uint64_t threadlocal_tier_inflight_bytes(void)
-{
-    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_inflight_bytes));
-}
-
-uint64_t threadlocal_tier_staging_bytes(void)
-{
-    return sum_worker_gauge(offsetof(LIBEVENT_THREAD, tier_staging_bytes));
 }
 
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out)

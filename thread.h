@@ -1,6 +1,7 @@
 /*
  * thread.h: the worker threads (thread.c): each runs its own event base,
- * owns the connections dispatched to it and its own struct thread_stats.
+ * owns the connections dispatched to it, its own struct thread_stats and
+ * the struct storage_worker it registers with storage.
  * New connections reach a worker through its queue and notify pipe.
  */
 #ifndef THREAD_H
@@ -9,6 +10,7 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "stats.h"
+#include "storage_worker.h"
 
 #include <event.h>
 #include <pthread.h>
@@ -22,31 +24,16 @@ typedef struct libevent_thread {
     int notify_receive_fd;
     int notify_send_fd;
     struct conn_queue *new_conn_queue;
-    /* the LRU segment its last hit found the item in, before the hit
-     * moved it (items.c sets it, count_get_hit counts it in hits_to_*);
-     * beside the counters every get touches */
-    uint8_t hit_segment;          /* an enum lru_segment */
+    /* what storage counts for this worker: the item API (items.h) takes
+     * it; registered with storage at start-up */
+    struct storage_worker storage;
     struct thread_stats stats;
-    /* bytes of N-zone snapshots that this thread's replies hold now: a
-     * gauge, not a counter (stats reset leaves it), changed with atomic
-     * add/sub because a snapshot may be released by another thread */
-    _Atomic uint64_t tier_inflight_bytes;
-    /* bytes of staging buffers (values bound for the N-zone, being
-     * received or stored) that this thread's connections hold: a gauge
-     * like tier_inflight_bytes */
-    _Atomic uint64_t tier_staging_bytes;
     struct conn_buf_usage buf_usage; /* its connections' buffers */
-    int index;
     struct event *idle_event;     /* idle_timeout's check, or NULL */
     conn *udp_conns;              /* its UDP connections, linked by next */
 } LIBEVENT_THREAD;
 
 void memcached_thread_init(int nthreads, void *arg);
-/* Start-up after the settings and the N-zone, in the order the parts need
- * each other: the clock, the storage engine (item locks, slabs, index,
- * restart), the workers, the storage threads; exits on failure.  The
- * daemon's main and the fuzz harness both start this way. */
-void server_engine_start(void);
 /* Shutdown, main thread, after the listeners are closed: every worker
  * closes its connections between two requests and ends; returns once
  * all are joined.  `threads` and their stats stay readable. */

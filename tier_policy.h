@@ -3,7 +3,7 @@
  * and the tier policies (doc/tiering.md "Policies").
  *
  * A policy is a struct of operations chosen once at start-up from the
- * registry (tier_policy.c) by `-o tier_policy=`; the engine calls it and
+ * registry (tier_registry.c) by `-o tier_policy=`; the engine calls it and
  * never asks which policy runs.  One file per policy implements it:
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
  * policy_duallru.c, policy_hmhc.c, policy_hotter.c, and policy_dram.c (no
@@ -36,7 +36,7 @@
 #include "item.h"
 #include "nitem.h"
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 /* Where the engine stands when it asks for a new version's zone. */
 enum key_zone {
@@ -144,8 +144,13 @@ struct tier_policy_ops {
     void (*stats_reset)(void);
 };
 
-/* The policy of settings.tier.policy (tier_policy.c). */
+/* The policy of settings.tier.policy (tier_registry.c). */
 const struct tier_policy_ops *tier_policy_of(enum tier_policy p);
+/* A policy's name, the policy of a name, and whether its decay epoch is
+ * "auto" when tier_decay_period is not given. */
+const char *tier_policy_name(enum tier_policy p);
+bool tier_policy_by_name(const char *name, enum tier_policy *out);
+bool tier_policy_decay_period_auto(enum tier_policy p);
 
 /* Placement rules more than one policy uses (tier_policy.c). */
 /* The key's zone if it is in D, else tier_placement: nvm -> N,

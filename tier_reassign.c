@@ -8,7 +8,7 @@
  *   - which histogram slot each thread writes (tier_reassign_slot, one
  *     thread-local word) and whether anybody notes (tier_reassign_noting);
  *   - the reassignment period, in storage requests (tier_requests_total(),
- *     tier_requests.c: the clock of every other tier period), measured by
+ *     storage_worker.c: the clock of every other tier period), measured by
  *     the tier thread: settings.tier.reassign_period, or with "auto" (the
  *     default) sized from the D-zone and shortened while pages move;
  *   - the plan of the last period (at most settings.tier.reassign_rate
@@ -72,15 +72,13 @@
 #include "config.h"
 #include "tier_reassign.h"
 
-#include "items.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
-#include "thread.h"
-#include "tier_requests.h"
+#include "stat_line.h"
+#include "storage_worker.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -312,8 +310,9 @@ static void sample_recent_accesses(struct reassign_class_input *in,
     uint64_t now = tier_requests_total();
     uint64_t requests = delta_since(now, &ra.recent_start);
     bool first = atomic_load_explicit(&ra.periods, memory_order_relaxed) == 0;
-    static struct thread_stats ts; /* the tier thread's; too big a local */
-    threadlocal_stats_aggregate(&ts);
+    /* the tier thread's; too big a local */
+    static struct storage_worker_stats ts;
+    storage_workers_stats(&ts);
     for (unsigned int id = POWER_SMALLEST; id < n; id++) {
         struct migrate_class_stats mcs;
         migrate_get_class_stats(id, &mcs);

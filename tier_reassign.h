@@ -20,7 +20,7 @@
 #define TIER_REASSIGN_H
 
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include "reassign_dp.h"
 
@@ -43,9 +43,9 @@ static inline void tier_reassign_note(unsigned int clsid, int old_counter,
     }
 }
 
-/* Which slot the calling thread writes: a worker its LIBEVENT_THREAD
- * index, the others their role.  Each thread calls one once, before it
- * touches an item. */
+/* Which slot the calling thread writes: a worker its index in
+ * storage_worker.c's registry, the others their role.  Each thread calls
+ * one once, before it touches an item. */
 enum tier_reassign_role {
     TIER_REASSIGN_ROLE_TIER,     /* the tier thread (items.c) */
     TIER_REASSIGN_ROLE_CRAWLER,  /* the LRU crawler (crawler.c) */

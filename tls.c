@@ -35,8 +35,6 @@
 #include <sysexits.h>
 #include <time.h>
 
-#define TLS_WBUF_DEFAULT (16 * 1024)
-
 struct tls_conn {
     SSL *ssl;
     char *wbuf;                   /* replies gathered for one SSL_write */
@@ -55,14 +53,6 @@ static _Atomic uint64_t new_sessions;
 /* the session id context: any fixed bytes; OpenSSL refuses to resume
  * a session that was verified against a client certificate without one */
 static const unsigned char session_context[] = "tiercached";
-
-void tls_config_init(struct tls_config *tc)
-{
-    memset(tc, 0, sizeof(*tc));
-    tc->keyformat = SSL_FILETYPE_PEM;
-    tc->wbuf_size = TLS_WBUF_DEFAULT;
-    tc->min_version = 2;
-}
 
 int tls_verify_flags(int mode)
 {

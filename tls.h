@@ -10,33 +10,14 @@
 #ifndef TLS_H
 #define TLS_H
 
+#include "tls_config.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/* -Z and the ssl_* sub-options (settings.tls; defaults in
- * tls_config_init, parsed by settings.c). */
-struct tls_config {
-    bool enabled;                 /* -Z */
-    char *chain_cert;             /* ssl_chain_cert: PEM chain file */
-    char *key;                    /* ssl_key: NULL = in the chain file */
-    int verify_mode;              /* ssl_verify_mode, 0-3 */
-    int keyformat;                /* ssl_keyformat: 1 PEM, 2 DER */
-    char *ciphers;                /* ssl_ciphers: NULL = OpenSSL's */
-    char *ca_cert;                /* ssl_ca_cert: PEM CAs for clients */
-    unsigned int wbuf_size;       /* ssl_wbuf_size, in bytes */
-    bool session_cache;           /* ssl_session_cache */
-    bool kernel_tls;              /* ssl_kernel_tls */
-    int min_version;              /* ssl_min_version, 0-3 (tlsv1.0-1.3) */
-    bool any_option;              /* some ssl_* sub-option was given */
-};
-
-#define TLS_VERIFY_MODE_MAX 3
-#define TLS_MIN_VERSION_MAX 3
-
-void tls_config_init(struct tls_config *tc);
 /* What `stats settings` shows for ssl_verify_mode: OpenSSL's verify
  * flags for the mode, as memcached reports them (2 shows 3, 3 shows 7). */
 int tls_verify_flags(int mode);

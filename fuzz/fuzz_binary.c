@@ -2,12 +2,11 @@
  * fuzz/fuzz_binary.c: the libFuzzer harness for the binary protocol
  * (doc/protocol.md "Fuzzing").
  *
- * Owns what memcached.c owns in the daemon (the globals `stats`,
- * `stats_lock` and `nvm_zone`, and server_shutdown), a start-up that
- * follows main()'s order with a fixed command line (-B binary, a small
- * D-zone and a small anonymous N-zone, new keys placed in N, workers
- * whose share of connection memory a few dozen pipelined stat requests
- * exhaust), and the client side of one connection per input.
+ * Owns a start-up that follows main()'s order (memcached.c) with a fixed
+ * command line (-B binary, a small D-zone and a small anonymous N-zone,
+ * new keys placed in N, workers whose share of connection memory a few
+ * dozen pipelined stat requests exhaust), and the client side of one
+ * connection per input.
  *
  * Each input is a byte stream from one client: it goes through a
  * socketpair to the server's real worker thread, connection machine
@@ -27,9 +26,10 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "items.h"
-#include "memcached.h"
+#include "storage.h"
 #include "nvm.h"
 #include "settings.h"
+#include "settings_parse.h"
 #include "slab_class.h"
 #include "thread.h"
 
@@ -43,16 +43,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-struct nvm_zone nvm_zone;
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Only the ASCII `shutdown` calls it, and -B binary never parses ASCII;
- * were it reached, raising SIGINT would end the run, so it does nothing. */
-void server_shutdown(bool graceful)
-{
-}
 
 /* The daemon's start-up (memcached.c's main) less the listeners, the
  * signals and the clock's timer: the clock stays where clock_init put it,
@@ -75,7 +65,16 @@ static void server_start(void)
         fprintf(stderr, "fuzz_binary: %s\n", err);
         exit(EXIT_FAILURE);
     }
-    server_engine_start();
+    /* memcached.c's engine_start */
+    clock_init();
+    stats.started = current_time;
+    stats.accepting_conns = true;
+    storage_init();
+    memcached_thread_init(settings.num_threads, NULL);
+    if (storage_start_threads() != 0) {
+        fprintf(stderr, "fuzz_binary: the storage threads did not start\n");
+        exit(EXIT_FAILURE);
+    }
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -201,8 +200,8 @@ static void check_references(void)
 {
     for (int tries = 0; tries < 4000; tries++) {
         if (references_released()
-                && threadlocal_tier_inflight_bytes() == 0
-                && threadlocal_tier_staging_bytes() == 0) {
+                && storage_workers_inflight_bytes() == 0
+                && storage_workers_staging_bytes() == 0) {
             return;
         }
         usleep(5000);

@@ -22,6 +22,7 @@
 #include "nzone.h"
 #include "settings.h"
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>

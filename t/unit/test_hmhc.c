@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "items.h"
+#include "storage.h"
 #include "hash_desc.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -23,7 +24,7 @@
 #include "nvm.h"
 #include "settings.h"
 #include "stats.h"
-#include "thread.h"
+#include "storage_worker.h"
 #include "tier_policy.h"
 
 #include <stdatomic.h>
@@ -34,7 +35,7 @@
 #define NKEYS 20                 /* all in one sample (64) */
 #define VLEN 20000               /* so that one 1 MB page holds ~50 */
 
-static LIBEVENT_THREAD *t;
+static struct storage_worker *t;
 static enum item_lookup lookup;
 static char *val;
 

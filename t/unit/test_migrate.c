@@ -16,14 +16,17 @@
 #include "slab_class.h"
 #include "stat_counter.h"
 #include "stats.h"
-#include "thread.h"
+#include "storage_worker.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NTHREADS 3
+
+static struct storage_worker workers[NTHREADS];
 
 /* ---- decay ---- */
 
@@ -366,7 +369,7 @@ static const struct migrate_engine fake_engine = {
 static void setup_round(uint64_t decay_period, uint32_t adjust_period)
 {
     memset(&fake, 0, sizeof(fake));
-    memset(threads, 0, sizeof(*threads) * NTHREADS);
+    storage_workers_stats_reset();
     settings.num_threads = NTHREADS;
     settings.tier.decay_period = decay_period;
     settings.tier.adjust_period = adjust_period;
@@ -378,7 +381,7 @@ static void setup_round(uint64_t decay_period, uint32_t adjust_period)
 
 static void add_requests(int thread, uint64_t n)
 {
-    STAT_ADD(threads[thread].stats.tier_requests, n);
+    STAT_ADD(workers[thread].stats.tier_requests, n);
 }
 
 static void test_epochs(void)
@@ -421,10 +424,10 @@ static void test_epochs(void)
 static void hit(unsigned int clsid, unsigned int d, unsigned int n)
 {
     for (unsigned int i = 0; i < d; i++) {
-        migrate_count_request(&threads[i % NTHREADS], clsid, true);
+        migrate_count_request(&workers[i % NTHREADS], clsid, true);
     }
     for (unsigned int i = 0; i < n; i++) {
-        migrate_count_request(&threads[(i + 1) % NTHREADS], clsid, false);
+        migrate_count_request(&workers[(i + 1) % NTHREADS], clsid, false);
     }
 }
 
@@ -634,7 +637,7 @@ static const struct migrate_engine conc_engine = {
 static void *producer(void *arg)
 {
     unsigned int p = (unsigned int)(uintptr_t)arg;
-    LIBEVENT_THREAD *me = &threads[p % NTHREADS];
+    struct storage_worker *me = &workers[p % NTHREADS];
     char key[32];
     for (unsigned int i = 0; i < PER_PRODUCER; i++) {
         int len = snprintf(key, sizeof(key), "p%u-k%u", p, i);
@@ -734,10 +737,8 @@ static void test_concurrent_producers(void)
 int main(void)
 {
     unit_settings_defaults();
-    threads = calloc(NTHREADS, sizeof(*threads));
-    if (threads == NULL) {
-        ok(false, "allocate threads");
-        return done_testing();
+    for (unsigned int i = 0; i < NTHREADS; i++) {
+        storage_worker_register(&workers[i]);
     }
     settings.num_threads = NTHREADS;
 
@@ -759,7 +760,5 @@ int main(void)
     test_queue_dedup();
     test_concurrent_producers();
 
-    free(threads);
-    threads = NULL;
     return done_testing();
 }

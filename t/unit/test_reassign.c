@@ -21,7 +21,7 @@
 #include <string.h>
 
 _Static_assert(REASSIGN_MAX_CLASSES == MAX_NUMBER_OF_SLAB_CLASSES,
-               "reassign_dp.h's class count must match memcached.h's");
+               "reassign_dp.h's class count must match slab_class.h's");
 
 static uint64_t rng_next(uint64_t *state)
 {

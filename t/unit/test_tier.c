@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "items.h"
+#include "storage.h"
 #include "hash_desc.h"
 #include "migrate.h"
 #include "nitem.h"
@@ -27,15 +28,21 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stats.h"
-#include "thread.h"
+#include "storage_worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static LIBEVENT_THREAD *t;
+static struct storage_worker *t;
 /* what the lookups under test reported; their results are checked instead */
 static enum item_lookup lookup;
+
+/* `stats`' storage lines, in unit_stat_u64's shape */
+static void general_stats(ADD_STAT add_stats, void *c)
+{
+    storage_stats_general(add_stats, c, 0);
+}
 static unsigned int deleted_cls;
 
 static void nvm_counts(uint64_t *r, uint64_t *w)
@@ -457,7 +464,7 @@ static void test_clock_touch_race(void)
 {
     unsigned int id, per;
     char *val = race_setup(race_keys, &id, &per);
-    uint64_t reclaimed = unit_stat_u64(storage_stats_general, "reclaimed");
+    uint64_t reclaimed = unit_stat_u64(general_stats, "reclaimed");
     /* a touch that expires keys[0] lands between the sweep's read of its
      * header and its lock */
     race_key = race_keys[0];
@@ -468,7 +475,7 @@ static void test_clock_touch_race(void)
     ok(race_action == NULL, "the touch ran inside the sweep");
     ok(zone_of(race_keys[0], NULL) == 0 && zone_of(race_keys[1], NULL) == 'N',
        "the item expired by the touch is the one taken");
-    ok(unit_stat_u64(storage_stats_general, "reclaimed") == reclaimed + 1
+    ok(unit_stat_u64(general_stats, "reclaimed") == reclaimed + 1
        && unit_tier_stat("n_evictions") == 0,
        "counted as reclaimed (expired under the lock), not as an eviction");
     free(val);
@@ -513,8 +520,8 @@ static void test_clock_reuse_race(void)
     for (unsigned int i = 0; i <= per; i++) {
         item_delete(race_keys[i], strlen(race_keys[i]), 0, t, &deleted_cls);
     }
-    ok(unit_stat_u64(storage_stats_general, "curr_items") == 0
-       && unit_stat_u64(storage_stats_general, "bytes") == 0,
+    ok(unit_stat_u64(general_stats, "curr_items") == 0
+       && unit_stat_u64(general_stats, "bytes") == 0,
        "once every key is deleted, curr_items and bytes are 0 (the "
        "eviction subtracted the new version's size)");
     free(val);

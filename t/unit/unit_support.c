@@ -1,32 +1,24 @@
 /*
  * unit_support.c: the daemon's globals for the storage unit tests.
  *
- * Owns: settings, server stats and stats_lock, the N-zone, stats output
- * helpers and stand-ins for the connection output API and the workers'
- * stats sums (the network side is not linked).  The clock (clock.c) and
- * the item locks (item_locks.c) are the server's own.
- * Locks: stats_lock as in memcached.c.
+ * Owns: settings, opening the N-zone for a test and a capturing ADD_STAT
+ * (the network side is not linked).  The clock (clock.c), the item locks
+ * (item_locks.c) and append_stat (stat_line.c) are the server's own.
+ * Locks: none.
  */
 #include "config.h"
 #include "unit_support.h"
 #include "clock.h"
-#include "conn.h"
 #include "item_lock.h"
 #include "nvm.h"
 #include "settings.h"
 #include "stats.h"
-#include "thread.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct settings settings;
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-LIBEVENT_THREAD *threads;
-struct nvm_zone nvm_zone;
 
 void unit_nvm_open(size_t size)
 {
@@ -73,36 +65,6 @@ void unit_locks_init(unsigned int power)
     }
 }
 
-/* No workers in unit tests: every per-thread counter reads zero. */
-void threadlocal_stats_aggregate(struct thread_stats *out)
-{
-    memset(out, 0, sizeof(*out));
-}
-
-uint64_t threadlocal_tier_inflight_bytes(void)
-{
-    return 0;
-}
-
-uint64_t threadlocal_tier_staging_bytes(void)
-{
-    return 0;
-}
-
-void append_stat(const char *name, ADD_STAT add_stats, void *c,
-                 const char *fmt, ...)
-{
-    char val[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int vlen = vsnprintf(val, sizeof(val), fmt, ap);
-    va_end(ap);
-    if (vlen < 0) {
-        vlen = 0;
-    }
-    add_stats(name, (uint16_t)strlen(name), val, (uint32_t)vlen, c);
-}
-
 void capture_stat(const char *key, uint16_t klen, const char *val,
                   uint32_t vlen, const void *cookie)
 {
@@ -138,21 +100,3 @@ const char *captured_value(const struct stat_capture *cap, const char *key,
     }
     return NULL;
 }
-
-void conn_set_state(conn *c, enum conn_states state)
-{
-    c->state = state;
-}
-
-/* Connection output stand-ins: metadump in tests writes to a buffer
- * through the conn's wbuf. */
-bool resp_add(conn *c, const void *buf, size_t len)
-{
-    if (c->wbuf_used + len > c->wbuf_size) {
-        return false;
-    }
-    memcpy(c->wbuf + c->wbuf_used, buf, len);
-    c->wbuf_used += (uint32_t)len;
-    return true;
-}
-

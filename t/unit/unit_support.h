@@ -8,8 +8,8 @@
 #ifndef UNIT_SUPPORT_H
 #define UNIT_SUPPORT_H
 
-#include "memcached.h"
 #include "items.h"
+#include "settings.h"
 
 #include <stdint.h>
 #include <stdlib.h>
