@@ -13,6 +13,8 @@
 #   - every large key still counted is there with its value (its page's
 #     items were rescued into the class's other chunks, the class's
 #     coldest going instead), and slab_reassign_rescues counts them.
+#   - the same moves while another client stores new versions of large
+#     keys and reads each back: every read is the last version or a miss.
 #   - with slab_automove=0 the same load moves nothing.
 use strict;
 use warnings;
@@ -21,6 +23,7 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
 use JSON::PP;
+use POSIX ();
 
 plan skip_all => 'the stock memcached is the server under test'
     if server_is_stock();
@@ -112,6 +115,54 @@ is($bad, 0, 'no large value is wrong');
 cmp_ok($hits, '>', 0, "$hits large keys are still there");
 my $large_items = classes_sum($srv, 'used_chunks', $VLEN, 2 * $VLEN);
 is($hits, $large_items, 'as many as the class holds');
+
+# ---- the same moves while a client keeps storing and reading large keys:
+# each read is the last version stored or a miss, never an older one
+{
+    my $busy = new_memcached('-m 16');
+    is(fill_large($busy), $NLARGE, 'a second server filled the same way');
+    my $parent = $$;
+    my $child = fork();
+    die "fork: $!" unless defined $child;
+    if ($child == 0) {
+        # the harness's handlers would stop every server on our TERM
+        $SIG{$_} = 'DEFAULT' for qw(TERM INT ALRM);
+        setpgrp(0, 0);          # its tcload goes with it
+        eval { small_pass($busy) while getppid() == $parent };
+        POSIX::_exit(0);
+    }
+    setpgrp($child, $child);    # either side may run first
+    my %version;
+    my ($reads, $stale, $wrong) = (0, 0, 0);
+    my $sock = $busy->sock;
+    my $round = 0;
+    my $moved_busy = wait_until(90, sub {
+        $round++;
+        for my $i (1 .. 12) {
+            my $v = substr("V$round:$i:" x $VLEN, 0, $VLEN);
+            my $r = send_recv($sock, "set big$i 0 0 $VLEN\r\n$v\r\n",
+                              timeout => 10);
+            $version{$i} = $v if $r eq "STORED\r\n";
+            my $g = send_recv($sock, "get big$i\r\n", timeout => 10);
+            $reads++;
+            next if $g eq "END\r\n";
+            if ($g !~ /^VALUE big$i 0 $VLEN\r\n(.*)\r\nEND\r\n\z/s) {
+                $wrong++;
+            } elsif ($1 ne $version{$i}) {
+                $stale++;
+            }
+        }
+        return $busy->stats->{slabs_moved} >= 3 ? 1 : undef;
+    }, 0.01);
+    kill 'TERM', -$child;
+    waitpid($child, 0);
+    ok($moved_busy, 'pages moved while large keys were stored and read');
+    cmp_ok($busy->stats->{slab_reassign_rescues}, '>', 0,
+           'items were rescued meanwhile');
+    is($wrong, 0, "no malformed reply in $reads reads");
+    is($stale, 0, 'no read returned a version older than the last stored');
+    ok($busy->alive, 'that server is alive');
+}
 
 my $off = new_memcached('-m 16 -o slab_automove=0');
 is(fill_large($off), $NLARGE, 'slab_automove=0: the same values stored');
