@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
+#include "engine_start.h"
 #include "items.h"
 #include "storage.h"
 #include "listen.h"
@@ -111,24 +112,6 @@ static void open_nvm_zone(void)
     }
 }
 
-
-/* Start-up after the settings and the N-zone, in the order the parts need
- * each other: the clock, the storage engine (item locks, slabs, index,
- * restart), the workers (each registers its struct storage_worker), the
- * storage threads; exits on failure.  The fuzz harness starts the same
- * way. */
-static void engine_start(void)
-{
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
-        fprintf(stderr, "Failed to start the storage threads\n");
-        exit(EXIT_FAILURE);
-    }
-}
 
 /* After the main loop: every thread is gone before the storage they use,
  * and the storage before the N-zone it lives on (doc/design.md
@@ -290,7 +273,10 @@ int main(int argc, char **argv)
     accept_pause_init(main_base);
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
-    engine_start();
+    if (engine_start() != 0) {
+        fprintf(stderr, "Failed to start the storage threads\n");
+        exit(EXIT_FAILURE);
+    }
     if (logger_start() != 0) {
         fprintf(stderr, "Failed to start the logger thread\n");
         exit(EXIT_FAILURE);

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "conn.h"
 #include "conn_buf.h"
+#include "engine_start.h"
 #include "items.h"
 #include "storage.h"
 #include "nvm.h"
@@ -65,13 +66,7 @@ static void server_start(void)
         fprintf(stderr, "fuzz_binary: %s\n", err);
         exit(EXIT_FAILURE);
     }
-    /* memcached.c's engine_start */
-    clock_init();
-    stats.started = current_time;
-    stats.accepting_conns = true;
-    storage_init();
-    memcached_thread_init(settings.num_threads, NULL);
-    if (storage_start_threads() != 0) {
+    if (engine_start() != 0) {
         fprintf(stderr, "fuzz_binary: the storage threads did not start\n");
         exit(EXIT_FAILURE);
     }
