@@ -795,7 +795,9 @@ static void parse_subopt(char *name, char *val)
     } else if (strcmp(name, "no_slab_automove") == 0) {
         settings.slab_automove = 0;
     } else if (strcmp(name, "slab_automove_ratio") == 0) {
+        /* kept for `stats settings`, as memcached shows it */
         settings.slab_automove_ratio = subopt_double(name, val);
+        warn_no_effect(name, "the automover compares hits, not ages");
     } else if (strcmp(name, "slab_automove_window") == 0) {
         settings.slab_automove_window = subopt_u32(name, val);
     } else if (parse_tier_subopt(name, val)) {

@@ -202,6 +202,9 @@ warns_ok('-m 64 -I 2m -o nvm_size=4m', []);
 warns_ok('-o tier_mq_queues=4,dram_node=0', []);
 warns_ok('-o watcher_logbuf_size=8,worker_logbuf_size=16', []);
 warns_ok('-o hot_lru_pct=30,hot_max_factor=0.5', []);
+warns_ok('-o slab_automove_ratio=0.5', [line_re('WARNING: -o '
+    . 'slab_automove_ratio has no effect: the automover compares hits, '
+    . 'not ages')]);
 warns_ok('-m 8 -o nvm_size=8m,tier_threshold=8,tier_promote=sync,'
     . 'nvm_emulate=1:1,tier_reassign=psa', []);
 {
