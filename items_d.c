@@ -324,7 +324,7 @@ static bool empty_page_item(item *it, uint64_t hv, bool rescue)
         ctr_add(&cc->page_demotions, 1);
         return false;
     }
-    if (!dead && rescue && !policy_demotes() && rescue_page_item(it, hv)) {
+    if (!dead && rescue && rescue_page_item(it, hv)) {
         ctr_add(&cc->page_rescues, 1);
         return false;
     }

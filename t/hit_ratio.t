@@ -31,7 +31,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
-use JSON::PP;
 
 plan skip_all => 'the stock memcached is the server under test'
     if server_is_stock();
@@ -40,28 +39,10 @@ plan skip_all => 'hit ratios are measured on the normal build: '
     . server_sanitizer() . ' slows the LRU maintainer they depend on'
     if server_sanitizer();
 
-my $root = repo_root();
-my $tc = "$root/bench/tcload";
-system("make -s -C $root/bench >/dev/null") == 0
-    or BAIL_OUT('make -C bench failed');
-
-my $json = "/tmp/hit-ratio-$$.json";
-END { unlink $json if defined $json }
-
 # The hit ratio of each phase (the stream's own keys).
 sub lookaside {
     my ($srv, @phases) = @_;
-    my @cmd = ($tc, '-s', '127.0.0.1:' . $srv->port, '-c', 1, '-d', 1,
-        '-q', '--seed', 1, '--json', $json);
-    push @cmd, map { ('--phase', $_) } @phases;
-    system(@cmd) == 0 or die "tcload failed: @cmd\n";
-    open(my $fh, '<', $json) or die "$json: $!";
-    my $j = decode_json(do { local $/; <$fh> });
-    close $fh;
-    return map {
-        my $r = $_->{run};
-        $r->{hits} / ($r->{hits} + $r->{misses})
-    } @{ $j->{phases} };
+    return tcload_hit_ratios($srv, { depth => 1, seed => 1 }, @phases);
 }
 
 my $STREAM = 'dataset=fixed-9500-2000,requests=60000,get=1,set-on-miss=1';

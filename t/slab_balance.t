@@ -22,37 +22,24 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
 use MemcachedTest;
-use JSON::PP;
 use POSIX ();
 
 plan skip_all => 'the stock memcached is the server under test'
     if server_is_stock();
 
-my $root = repo_root();
-my $tc = "$root/bench/tcload";
-system("make -s -C $root/bench >/dev/null") == 0
-    or BAIL_OUT('make -C bench failed');
-my $json = "/tmp/slab-balance-$$.json";
-END { unlink $json if defined $json }
-
 my $NLARGE = 120;
 my $VLEN = 100_000;
 sub large_value { my ($i) = @_; return substr("L$i:" x $VLEN, 0, $VLEN) }
 
-# One pass of the small keys' lookaside stream; its hit ratio.
+# One pass of the small keys' lookaside stream (a new seed each); its hit
+# ratio.
 my $seed = 0;
 sub small_pass {
     my ($srv) = @_;
     $seed++;
-    my @cmd = ($tc, '-s', '127.0.0.1:' . $srv->port, '-c', 1, '-d', 4,
-        '-q', '--seed', $seed, '--json', $json, '--phase',
+    my ($hr) = tcload_hit_ratios($srv, { depth => 4, seed => $seed },
         'dataset=Uni-40000-200,requests=20000,get=1,set-on-miss=1');
-    system(@cmd) == 0 or die "tcload failed: @cmd\n";
-    open(my $fh, '<', $json) or die "$json: $!";
-    my $j = decode_json(do { local $/; <$fh> });
-    close $fh;
-    my $r = $j->{phases}[0]{run};
-    return $r->{hits} / ($r->{hits} + $r->{misses});
+    return $hr;
 }
 
 # Pages, and items, of the classes whose chunks are in [$lo, $hi).

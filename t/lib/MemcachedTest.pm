@@ -32,7 +32,7 @@ our @EXPORT = qw(
     send_sync drain wait_closed
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
-    read_file proc_status_kb server_sanitizer
+    read_file proc_status_kb server_sanitizer tcload_hit_ratios
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -811,6 +811,33 @@ sub write_file {
     close $fh;
     chmod 0644, "$dir/$name";
     return "$dir/$name";
+}
+
+# A lookaside client (bench/tcload, one connection, $opt->{depth}
+# requests in flight, seeded with $opt->{seed}) running @phases against
+# $srv: each phase's hit ratio of its own keys.  Dies when tcload fails.
+my $tcload_built;
+sub tcload_hit_ratios {
+    my ($srv, $opt, @phases) = @_;
+    require JSON::PP;
+    unless ($tcload_built) {
+        system("make -s -C $ROOT/bench >/dev/null") == 0
+            or croak 'make -C bench failed';
+        $tcload_built = 1;
+    }
+    my $json = File::Spec->catfile(File::Spec->tmpdir,
+                                   "tcload-$$-" . int(rand(1e9)) . '.json');
+    my @cmd = ("$ROOT/bench/tcload", '-s', '127.0.0.1:' . $srv->port,
+        '-c', 1, '-d', $opt->{depth}, '-q', '--seed', $opt->{seed},
+        '--json', $json, map { ('--phase', $_) } @phases);
+    my $rc = system(@cmd);
+    my $text = -e $json ? read_file($json) : undef;
+    unlink $json;
+    croak "tcload failed: @cmd" if $rc != 0 || !defined $text;
+    return map {
+        my $r = $_->{run};
+        $r->{hits} / ($r->{hits} + $r->{misses})
+    } @{ JSON::PP::decode_json($text)->{phases} };
 }
 
 # The whole of file $path, as bytes.
