@@ -30,9 +30,9 @@
 #include "accept_pause.h"
 #include "clock.h"
 #include "conn_buf.h"
+#include "daemon_stats.h"
 #include "item.h"
 #include "items.h"
-#include "listen.h"
 #include "logger.h"
 #include "proto_auth.h"
 #include "proto_bin.h"
@@ -40,9 +40,6 @@
 #include "proto_text.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "stats.h"
-#include "thread.h"
-#include "tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,9 +60,15 @@
 
 static int max_fds;
 static _Atomic(conn *) *conns;
+static void (*listener_accept)(conn *listener);
 
 static void drive_machine(conn *c);
 static void conn_close(conn *c);
+
+void conn_set_listener_accept(void (*accept)(conn *listener))
+{
+    listener_accept = accept;
+}
 
 /* Start-up, before any connection: one slot per possible fd. */
 void conn_table_init(int nfds)
@@ -128,6 +131,11 @@ static ssize_t socket_sendmsg(conn *c, struct msghdr *msg, int flags)
     return sendmsg(c->sfd, msg, flags);
 }
 
+static bool layer_wants_write(const conn *c)
+{
+    return c->io_layer != NULL && c->io_layer->wants_write(c);
+}
+
 static conn *conn_alloc(int read_buffer_size)
 {
     conn *c = calloc(1, sizeof(conn));
@@ -179,6 +187,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->sfd = sfd;
     c->io_read = socket_read;
     c->io_sendmsg = socket_sendmsg;
+    c->io_layer = NULL;
     c->tls = NULL;
     c->accepts_tls = false;
     c->transport = transport;
@@ -200,6 +209,8 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->close_reason = init_state == conn_listening ? -1 : LOGGER_CLOSE_ERROR;
     c->request_addr_size = 0;
     c->thread = NULL;
+    c->thread_stats = NULL;
+    c->buf_usage = NULL;
     c->last_cmd_time = current_time;
     atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
                           memory_order_relaxed);
@@ -226,6 +237,16 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
         LOGGER_CONN(true, sfd, transport == local_transport, 0);
     }
     return c;
+}
+
+void conn_adopt(conn *c, LIBEVENT_THREAD *owner, struct thread_stats *counters,
+                struct conn_buf_usage *usage)
+{
+    c->thread = owner;
+    c->thread_stats = counters;
+    c->buf_usage = usage;
+    conn_buf_adopt(c);
+    atomic_store_explicit(&c->pub_owner, owner, memory_order_relaxed);
 }
 
 static void conn_cleanup(conn *c)
@@ -264,7 +285,10 @@ static void conn_close(conn *c)
     }
     conn_cleanup(c);
     auth_sasl_release(c);
-    tls_conn_end(c);
+    if (c->io_layer != NULL) {
+        c->io_layer->end(c);
+        c->io_layer = NULL;
+    }
     int fd = c->sfd;
     if (c->close_reason >= 0) {
         LOGGER_CONN(false, fd, c->transport == local_transport,
@@ -416,8 +440,8 @@ static void rbuf_compact(conn *c)
 
 static void count_bytes_read(conn *c, ssize_t n)
 {
-    if (c->thread != NULL) {
-        STAT_ADD(c->thread->stats.bytes_read, n);
+    if (c->thread_stats != NULL) {
+        STAT_ADD(c->thread_stats->bytes_read, n);
     }
 }
 
@@ -549,8 +573,8 @@ static enum write_result transmit_tcp(conn *c)
         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = n };
         ssize_t res = c->io_sendmsg(c, &msg, MSG_NOSIGNAL);
         if (res > 0) {
-            if (c->thread != NULL) {
-                STAT_ADD(c->thread->stats.bytes_written, res);
+            if (c->thread_stats != NULL) {
+                STAT_ADD(c->thread_stats->bytes_written, res);
             }
             advance_written(c, res);
             continue;
@@ -621,8 +645,8 @@ static enum write_result transmit_udp(conn *c)
         ssize_t res = sendto(c->sfd, dgram, len + UDP_HEADER_SIZE, 0,
                              (struct sockaddr *)&c->request_addr,
                              c->request_addr_size);
-        if (res > 0 && c->thread != NULL) {
-            STAT_ADD(c->thread->stats.bytes_written, res);
+        if (res > 0 && c->thread_stats != NULL) {
+            STAT_ADD(c->thread_stats->bytes_written, res);
         }
     }
     return WRITE_COMPLETE;
@@ -793,7 +817,7 @@ static bool wait_for_more_input(conn *c)
     }
     conn_buf_shrink_empty_read(c);
     int flags = EV_READ | EV_PERSIST;
-    if (c->npieces > 0 || tls_conn_wants_write(c)) {
+    if (c->npieces > 0 || layer_wants_write(c)) {
         flags |= EV_WRITE;
     }
     return update_event(c, flags);
@@ -947,8 +971,8 @@ static void new_cmd_step(conn *c, bool *stop)
     if (++c->reqs_this_event >= settings.reqs_per_event && c->rbytes > 0) {
         /* be fair to the other connections of this worker: flush, then
          * come back through the event loop */
-        if (c->thread != NULL) {
-            STAT_INCR(c->thread->stats.conn_yields);
+        if (c->thread_stats != NULL) {
+            STAT_INCR(c->thread_stats->conn_yields);
         }
         c->reqs_this_event = 0;
         if (c->npieces > 0) {
@@ -1054,13 +1078,13 @@ static void drive_machine(conn *c)
             break;
         case conn_waiting:
             rbuf_compact(c);
-            if (tls_conn_has_input(c)) {
+            if (c->io_layer != NULL && c->io_layer->has_input(c)) {
                 /* bytes TLS already decrypted raise no socket event */
                 conn_set_state(c, conn_read);
                 break;
             }
             if (!update_event(c, EV_READ | EV_PERSIST |
-                                 (tls_conn_wants_write(c) ? EV_WRITE : 0))) {
+                                 (layer_wants_write(c) ? EV_WRITE : 0))) {
                 conn_set_state(c, conn_closing);
                 break;
             }

@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "item.h"
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include <event.h>
 #include <stdatomic.h>
@@ -29,8 +29,12 @@
 #define UDP_HEADER_SIZE 8
 #define MAX_SENDBUF_SIZE (256 * 1024 * 1024)
 
-/* the worker thread that serves a connection (thread.h) */
+/* the worker thread that serves a connection (thread.h), and what it lends
+ * the connection: its counters (daemon_stats.h) and the account of its
+ * connections' buffers (conn_buf.h) */
 typedef struct libevent_thread LIBEVENT_THREAD;
+struct thread_stats;
+struct conn_buf_usage;
 
 enum conn_states {
     conn_listening,
@@ -77,6 +81,18 @@ struct bin_request {
 };
 
 typedef struct conn conn;
+/* A layer between a stream connection and its socket (tls.c's session),
+ * which the worker installs with its io_read and io_sendmsg; NULL for the
+ * plain socket. */
+struct conn_io_layer {
+    /* bytes wait inside the layer, which the socket will not signal: read
+     * again before waiting */
+    bool (*has_input)(const conn *c);
+    /* it must send before it can read on: wait for writability as well */
+    bool (*wants_write)(const conn *c);
+    /* the connection closes: end the layer's session */
+    void (*end)(conn *c);
+};
 /* A reply made in batches (lru_crawler metadump), so that what a client
  * has not read yet stays bounded: conn.c calls it once everything queued
  * has been written, and it queues the next batch and returns true (with
@@ -94,6 +110,7 @@ struct conn {
     /* socket I/O: read(2) and sendmsg(2), or tls.c's for a TLS client */
     ssize_t (*io_read)(conn *c, void *buf, size_t len);
     ssize_t (*io_sendmsg)(conn *c, struct msghdr *msg, int flags);
+    const struct conn_io_layer *io_layer;   /* NULL: the plain socket */
     struct tls_conn *tls;         /* tls.c's session; NULL without TLS */
     bool accepts_tls;             /* a listener whose clients speak TLS */
     enum conn_states state;
@@ -102,7 +119,9 @@ struct conn {
     struct event event;
     short ev_flags;
     short which;
-    LIBEVENT_THREAD *thread;
+    LIBEVENT_THREAD *thread;      /* NULL until a worker adopts it */
+    struct thread_stats *thread_stats;  /* its worker's counters */
+    struct conn_buf_usage *buf_usage;   /* its worker's buffer account */
     conn *next;                   /* free list / all-connections list */
 
     /* input */
@@ -195,6 +214,10 @@ void conn_close_after_write(conn *c);
 conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
                int read_buffer_size, enum network_transport transport,
                struct event_base *base);
+/* The worker owner serves c from now on (thread.c): c counts in its
+ * counters and charges its buffers to its account. */
+void conn_adopt(conn *c, LIBEVENT_THREAD *owner, struct thread_stats *counters,
+                struct conn_buf_usage *usage);
 /* Close c now, from the worker that owns it (or, for a listener, the
  * main thread), between two of its requests: queued replies get one
  * non-blocking send, a value still arriving is lost.  A UDP connection's
@@ -206,6 +229,9 @@ void conns_close_idle(LIBEVENT_THREAD *me);
  * owns (its UDP connections are thread.c's to drop). */
 void conns_close_owned(LIBEVENT_THREAD *me);
 
+/* Start-up (listen.c, before its first listener): what a listener's
+ * connection runs in conn_listening, when a client waits to be accepted. */
+void conn_set_listener_accept(void (*accept)(conn *listener));
 /* Start-up: the per-fd table of connection structs, for fds below max_fds. */
 void conn_table_init(int max_fds);
 /* stats conns: walks the connection table */

@@ -13,8 +13,8 @@
 #include "engine_start.h"
 
 #include "clock.h"
+#include "daemon_stats.h"
 #include "settings.h"
-#include "stats.h"
 #include "storage.h"
 #include "thread.h"
 

@@ -14,8 +14,6 @@ struct event_base;
 /* Start-up: open what -s, or -l/-p/-U, ask for on `base`; exits with one
  * line on failure. */
 void listeners_open(struct event_base *base);
-/* conn_listening: accept one pending connection and hand it to a worker. */
-void listener_accept(struct conn *listener);
 /* The accept pause (accept_pause.c) switches the listeners off and on. */
 void listeners_arm(bool on);
 /* -c reached: no connection may be accepted now. */

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
+#include "daemon_stats.h"
 #include "engine_start.h"
 #include "items.h"
 #include "storage.h"
@@ -25,7 +26,6 @@
 #include "proto_sasl.h"
 #include "settings.h"
 #include "settings_parse.h"
-#include "stats.h"
 #include "thread.h"
 #include "tls.h"
 
@@ -270,7 +270,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Failed to create the event base\n");
         exit(EXIT_FAILURE);
     }
-    accept_pause_init(main_base);
+    accept_pause_init(main_base, listeners_arm, conn_limit_reached);
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
     if (engine_start() != 0) {

@@ -21,9 +21,9 @@
  */
 #include "config.h"
 #include "proto_auth.h"
+#include "daemon_stats.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "thread.h"
 #include "util.h"
 
 #include <errno.h>
@@ -171,7 +171,7 @@ static enum auth_line parse_auth_line(char *line, uint32_t *value_len)
 static void check_credentials(conn *c, char *value, size_t len)
 {
     char *words[AUTH_MAX_WORDS];
-    struct thread_stats *s = &c->thread->stats;
+    struct thread_stats *s = c->thread_stats;
 
     if (len < 2 || memcmp(value + len - 2, "\r\n", 2) != 0) {
         out_string(c, "CLIENT_ERROR bad command line termination");

@@ -105,7 +105,7 @@ static inline bool line_send(conn *c, line_t *l)
 
 static inline struct thread_stats *tstats(conn *c)
 {
-    return &c->thread->stats;
+    return c->thread_stats;
 }
 
 /* what the item API counts this connection's requests in */

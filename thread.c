@@ -25,10 +25,10 @@
 #include "config.h"
 #include "thread.h"
 #include "conn.h"
+#include "daemon_stats.h"
 #include "item_lock.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "stats.h"
 #include "tier_reassign.h"
 #include "tls.h"
 
@@ -124,9 +124,7 @@ static void adopt_queued_conn(LIBEVENT_THREAD *me)
     } else if (qi->tls && !tls_conn_start(c)) {
         conn_drop(c);
     } else {
-        c->thread = me;
-        conn_buf_adopt(c);
-        atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
+        conn_adopt(c, me, &me->stats, &me->buf_usage);
         if (IS_UDP(qi->transport)) {
             /* conn.c's shutdown walk leaves UDP to us: dropped at stop */
             c->next = me->udp_conns;

@@ -9,7 +9,7 @@
 
 #include "conn.h"
 #include "conn_buf.h"
-#include "stats.h"
+#include "daemon_stats.h"
 #include "storage_worker.h"
 
 #include <event.h>
@@ -46,6 +46,9 @@ uint64_t threads_queued_conns(void);
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
                        int read_buffer_size, enum network_transport transport,
                        bool tls);
+/* stats: every worker's counters summed into out, and set back to 0 */
+void threadlocal_stats_aggregate(struct thread_stats *out);
+void threadlocal_stats_reset(void);
 /* Add every worker's conn_buf_usage into out (conn_buf.c). */
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out);
 extern LIBEVENT_THREAD *threads;
