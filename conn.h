@@ -22,8 +22,6 @@
 #include <sys/types.h>
 
 #define READ_BUFFER_SIZE 16384
-/* a line without '\n' past this closes the connection, except multiget */
-#define LINE_LIMIT 2048
 #define UDP_READ_BUFFER_SIZE 65536
 #define UDP_MAX_PAYLOAD_SIZE 1400
 #define UDP_HEADER_SIZE 8
@@ -81,6 +79,26 @@ struct bin_request {
 };
 
 typedef struct conn conn;
+/* A protocol: what the connection machine calls to frame and serve a
+ * connection's requests.  proto_text.c, proto_bin.c and proto_auth.c
+ * provide theirs; proto_select.c chooses the one connections start with
+ * (conn_set_first_protocol) and, under -B auto, the one a connection's
+ * first byte asks for. */
+struct conn_proto {
+    const char *name;             /* for -vv */
+    /* its requests are lines (or may be, before -B auto has chosen):
+     * under read_buf_mem_limit a line longer than the read buffer lets
+     * the buffer grow */
+    bool lines;
+    /* c->rbytes > 0 bytes at c->rcurr: frame one request and serve it
+     * between conn_command_begin and conn_command_end; false when it
+     * needs more input */
+    bool (*try_read_command)(conn *c);
+    /* the value conn_start_nread asked for is in c->item */
+    void (*complete_nread)(conn *c);
+    /* the connection closes: the protocol's state of it goes (or NULL) */
+    void (*release)(conn *c);
+};
 /* A layer between a stream connection and its socket (tls.c's session),
  * which the worker installs with its io_read and io_sendmsg; NULL for the
  * plain socket. */
@@ -115,7 +133,7 @@ struct conn {
     bool accepts_tls;             /* a listener whose clients speak TLS */
     enum conn_states state;
     enum network_transport transport;
-    enum protocol protocol;       /* negotiating_prot until the first byte */
+    const struct conn_proto *proto;   /* proto_select.c's choice */
     struct event event;
     short ev_flags;
     short which;
@@ -200,6 +218,23 @@ struct conn {
 
 /* ---- connection API (conn.c), used by the protocol layer ---- */
 void conn_set_state(conn *c, enum conn_states state);
+/* A protocol's framer has taken a whole request out of the read buffer:
+ * note the time of the command and enter conn_parse_cmd.  The request
+ * takes one of memcached's response objects (conn_buf.h): when none is
+ * left the connection closes instead, and this returns false. */
+bool conn_command_begin(conn *c);
+/* The same for -Y's login (proto_auth.c), which takes no response object:
+ * it comes once, before any command, and a failure closes the
+ * connection. */
+void conn_login_begin(conn *c);
+/* The request has been served: on to the next one, unless it chose
+ * another state. */
+static inline void conn_command_end(conn *c)
+{
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+}
 /* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */
 void out_string(conn *c, const char *str);
 /* Reply an error even under noreply (memcached reports errors always). */
@@ -229,6 +264,9 @@ void conns_close_idle(LIBEVENT_THREAD *me);
  * owns (its UDP connections are thread.c's to drop). */
 void conns_close_owned(LIBEVENT_THREAD *me);
 
+/* Start-up, before any connection (proto_select.c): the protocol a
+ * connection starts with, and each UDP datagram. */
+void conn_set_first_protocol(const struct conn_proto *proto);
 /* Start-up (listen.c, before its first listener): what a listener's
  * connection runs in conn_listening, when a client waits to be accepted. */
 void conn_set_listener_accept(void (*accept)(conn *listener));
