@@ -1,6 +1,10 @@
 /*
  * conn.h: a client connection (conn.c): its buffers and response queue
- * (conn_buf.c) and the states of the machine that frames requests.
+ * (conn_buf.c), the states of the machine that serves it, and the small
+ * interfaces it is served through, which the layers above provide: its
+ * protocol (struct conn_proto: proto_*.c, chosen by proto_select.c), the
+ * layer over its socket (struct conn_io_layer: tls.c) and what its
+ * worker lends it (conn_adopt: thread.c).
  *
  * A connection is touched only by the worker that owns it; other threads
  * read only the published fields (pub_*), which are atomics.
@@ -10,7 +14,6 @@
 
 #include "clock.h"
 #include "item.h"
-#include "settings.h"
 #include "stat_line.h"
 
 #include <event.h>

@@ -3,7 +3,8 @@
  *
  * Owns main() and the start-up order (settings, limits, privileges, the
  * N-zone, daemonizing, the clock, storage and its threads, the workers,
- * the logger thread, signals, listeners), the stop order after
+ * the logger thread, signals, listeners; the accept pause is handed the
+ * listeners' switch and -c test here), the stop order after
  * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
  * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
  * (doc/design.md "Stopping").

@@ -1,7 +1,8 @@
 /*
  * thread.h: the worker threads (thread.c): each runs its own event base,
- * owns the connections dispatched to it, its own struct thread_stats and
- * the struct storage_worker it registers with storage.
+ * owns the connections dispatched to it (and lends them, conn_adopt, its
+ * own struct thread_stats and the account of their buffers) and the
+ * struct storage_worker it registers with storage.
  * New connections reach a worker through its queue and notify pipe.
  */
 #ifndef THREAD_H
