@@ -2,7 +2,8 @@
  * tls.h: TLS termination (tls.c, over OpenSSL): the -Z and ssl_* options,
  * the server's context built from them, a connection's TLS session (its
  * handshake and the read/sendmsg functions and the io layer conn.c calls
- * in place of the socket's), refresh_certs and the ssl_* stats.  doc/protocol.md "TLS".
+ * in place of the socket's), refresh_certs and the ssl_* stats.
+ * doc/protocol.md "TLS".
  *
  * No OpenSSL header is needed to use it: a connection's TLS state is
  * opaque outside tls.c.
