@@ -6,7 +6,8 @@
  * reply-piece array of every connection struct: allocating them, growing
  * them, shrinking them after a large request or reply, while a value is
  * read into its item and when their connection closes, charging them to
- * the worker that owns the connection, and building the reply queue.
+ * the account the connection's worker lent it (conn.buf_usage), and
+ * building the reply queue.
  *
  * The budget.  memcached 1.6.18 bounds the memory its workers spend on
  * read buffers and response objects with -o read_buf_mem_limit

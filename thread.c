@@ -4,7 +4,8 @@
  * Each worker runs its own libevent base.  The listener (main thread) hands
  * an accepted socket to a worker through the worker's queue and a byte on
  * its notify pipe; from then on only that worker touches the connection
- * (and starts its TLS session, tls.c, when it came to a TLS listener).
+ * (and starts its TLS session, tls.c, when it came to a TLS listener),
+ * which it lends its counters and its buffer account (conn_adopt).
  * With idle_timeout each worker also runs a one-second timer that closes
  * its own idle connections (conns_close_idle in conn.c).  Each worker's
  * struct storage_worker joins storage's registry (storage_worker.c)
