@@ -23,6 +23,10 @@
  * At shutdown accept_pause_stop takes both events off the main loop and
  * closes the pipe, once no worker is left to write to it.
  *
+ * The listeners are listen.c's: it is handed how to switch them and how
+ * to tell that -c is reached, so that it sits below the connections
+ * that call it when they close.
+ *
  * Threads and locks: everything here runs on the main thread, except
  * accept_pause_conn_closed (workers), which touches only the atomic
  * wake_armed and the pipe.  The counters are in struct server_stats,
@@ -30,9 +34,8 @@
  */
 #include "config.h"
 #include "accept_pause.h"
-#include "listen.h"
+#include "daemon_stats.h"
 #include "settings.h"
-#include "stats.h"
 
 #include <event.h>
 #include <fcntl.h>
@@ -50,6 +53,9 @@ static int wake_pipe[2] = { -1, -1 };
 static _Atomic bool wake_armed;      /* the next close should wake us */
 static bool paused;
 static struct timespec paused_since;
+/* the listeners' (listen.c), passed in at start-up */
+static void (*arm_listeners)(bool on);
+static bool (*at_conn_limit)(void);
 
 static uint64_t usec_since(const struct timespec *t0)
 {
@@ -64,7 +70,7 @@ static uint64_t usec_since(const struct timespec *t0)
  * A probe failing for another reason says nothing: let accept() tell. */
 static bool room_to_accept(void)
 {
-    if (!settings.listen.maxconns_fast && conn_limit_reached()) {
+    if (!settings.listen.maxconns_fast && at_conn_limit()) {
         return false;
     }
     int probe = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -92,7 +98,7 @@ static void resume_if_room(void)
     stats.accepting_conns = true;
     stats.time_in_listen_disabled_us += usec_since(&paused_since);
     pthread_mutex_unlock(&stats_lock);
-    listeners_arm(true);
+    arm_listeners(true);
 }
 
 static void wake_handler(evutil_socket_t fd, short which, void *arg)
@@ -109,8 +115,11 @@ static void recheck_handler(evutil_socket_t fd, short which, void *arg)
     resume_if_room();
 }
 
-void accept_pause_init(struct event_base *main_base)
+void accept_pause_init(struct event_base *main_base, void (*arm)(bool on),
+                       bool (*at_limit)(void))
 {
+    arm_listeners = arm;
+    at_conn_limit = at_limit;
     if (pipe(wake_pipe) != 0 ||
         fcntl(wake_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(wake_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
@@ -133,7 +142,7 @@ void accept_pause(void)
         return;
     }
     paused = true;
-    listeners_arm(false);
+    arm_listeners(false);
     clock_gettime(CLOCK_MONOTONIC, &paused_since);
     pthread_mutex_lock(&stats_lock);
     stats.accepting_conns = false;

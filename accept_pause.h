@@ -16,8 +16,11 @@ static inline bool accept_shortage(int err)
 }
 
 struct event_base;
-/* Main thread, at start-up, before the worker threads exist. */
-void accept_pause_init(struct event_base *main_base);
+/* Main thread, at start-up, before the worker threads exist: arm
+ * switches the listeners off and on, at_limit tells whether -c is reached
+ * (listen.c's listeners_arm and conn_limit_reached). */
+void accept_pause_init(struct event_base *main_base, void (*arm)(bool on),
+                       bool (*at_limit)(void));
 /* Main thread: the pending connection cannot be taken now. */
 void accept_pause(void);
 /* Any worker, after it closed a client connection. */

@@ -9,14 +9,18 @@
  * producer for the next one once the queue is written, and a log
  * watcher's, which has none yet, waits in conn_watch until
  * logger_watch.c resumes it), the close reason of its conn_close line
- * (logger.h), reading requests and values, swallowing rejected ones, flushing replies with sendmsg (TCP) or
- * datagrams (UDP), and `stats conns`.  It tells the protocols apart (-B
- * auto: a first byte of 0x80 is binary) and frames requests: an ASCII
- * line, or a binary header with its extras and key.  A stream connection
- * reads and sends through its own io_read/io_sendmsg: the socket's, or
- * tls.c's for a TLS client.  Commands themselves are parsed by
- * proto_text.c and proto_bin.c, -Y's first command by proto_auth.c;
- * listeners and accept() are listen.c's.
+ * (logger.h), reading requests and values, swallowing rejected ones,
+ * flushing replies with sendmsg (TCP) or datagrams (UDP), and `stats
+ * conns`.
+ *
+ * It knows no protocol, worker, TLS or listener by name: a connection
+ * frames and serves its requests through its struct conn_proto (the
+ * first one is handed in at start-up by proto_select.c, which also makes
+ * -B auto's choice), reads and sends through its own io_read/io_sendmsg
+ * and io_layer (the socket's, or those tls.c installs for a TLS client),
+ * counts in the counters and buffer account its worker lends it
+ * (conn_adopt, thread.c), and a listener's connection accepts through
+ * what listen.c hands in (conn_set_listener_accept).
  *
  * Locks: stats_lock guards the connection counters in `stats`.  A
  * connection is touched only by the worker that owns it (a listener by
@@ -30,19 +34,12 @@
 #include "accept_pause.h"
 #include "clock.h"
 #include "conn_buf.h"
+#include "daemon_stats.h"
 #include "item.h"
 #include "items.h"
-#include "listen.h"
 #include "logger.h"
-#include "proto_auth.h"
-#include "proto_bin.h"
-#include "proto_sasl.h"
-#include "proto_text.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "stats.h"
-#include "thread.h"
-#include "tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,9 +60,21 @@
 
 static int max_fds;
 static _Atomic(conn *) *conns;
+static void (*listener_accept)(conn *listener);
+static const struct conn_proto *first_proto;
 
 static void drive_machine(conn *c);
 static void conn_close(conn *c);
+
+void conn_set_first_protocol(const struct conn_proto *proto)
+{
+    first_proto = proto;
+}
+
+void conn_set_listener_accept(void (*accept)(conn *listener))
+{
+    listener_accept = accept;
+}
 
 /* Start-up, before any connection: one slot per possible fd. */
 void conn_table_init(int nfds)
@@ -128,6 +137,11 @@ static ssize_t socket_sendmsg(conn *c, struct msghdr *msg, int flags)
     return sendmsg(c->sfd, msg, flags);
 }
 
+static bool layer_wants_write(const conn *c)
+{
+    return c->io_layer != NULL && c->io_layer->wants_write(c);
+}
+
 static conn *conn_alloc(int read_buffer_size)
 {
     conn *c = calloc(1, sizeof(conn));
@@ -179,10 +193,11 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->sfd = sfd;
     c->io_read = socket_read;
     c->io_sendmsg = socket_sendmsg;
+    c->io_layer = NULL;
     c->tls = NULL;
     c->accepts_tls = false;
     c->transport = transport;
-    c->protocol = settings.binding_protocol;
+    c->proto = first_proto;
     c->authenticated = false;
     c->sasl_started = false;
     c->sasl_conn = NULL;
@@ -200,6 +215,8 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->close_reason = init_state == conn_listening ? -1 : LOGGER_CLOSE_ERROR;
     c->request_addr_size = 0;
     c->thread = NULL;
+    c->thread_stats = NULL;
+    c->buf_usage = NULL;
     c->last_cmd_time = current_time;
     atomic_store_explicit(&c->pub_last_cmd, c->last_cmd_time,
                           memory_order_relaxed);
@@ -214,9 +231,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     }
     if (settings.verbose > 1 && init_state != conn_listening) {
         fprintf(stderr, "<%d new %s client connection\n", sfd,
-                IS_UDP(transport) ? "udp"
-                : c->protocol == negotiating_prot ? "auto-negotiating"
-                : c->protocol == binary_prot ? "binary" : "ascii");
+                IS_UDP(transport) ? "udp" : c->proto->name);
     }
     pthread_mutex_lock(&stats_lock);
     stats.curr_conns++;
@@ -226,6 +241,16 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
         LOGGER_CONN(true, sfd, transport == local_transport, 0);
     }
     return c;
+}
+
+void conn_adopt(conn *c, LIBEVENT_THREAD *owner, struct thread_stats *counters,
+                struct conn_buf_usage *usage)
+{
+    c->thread = owner;
+    c->thread_stats = counters;
+    c->buf_usage = usage;
+    conn_buf_adopt(c);
+    atomic_store_explicit(&c->pub_owner, owner, memory_order_relaxed);
 }
 
 static void conn_cleanup(conn *c)
@@ -263,8 +288,13 @@ static void conn_close(conn *c)
         fprintf(stderr, "<%d connection closed.\n", c->sfd);
     }
     conn_cleanup(c);
-    auth_sasl_release(c);
-    tls_conn_end(c);
+    if (c->proto->release != NULL) {
+        c->proto->release(c);
+    }
+    if (c->io_layer != NULL) {
+        c->io_layer->end(c);
+        c->io_layer = NULL;
+    }
     int fd = c->sfd;
     if (c->close_reason >= 0) {
         LOGGER_CONN(false, fd, c->transport == local_transport,
@@ -416,8 +446,8 @@ static void rbuf_compact(conn *c)
 
 static void count_bytes_read(conn *c, ssize_t n)
 {
-    if (c->thread != NULL) {
-        STAT_ADD(c->thread->stats.bytes_read, n);
+    if (c->thread_stats != NULL) {
+        STAT_ADD(c->thread_stats->bytes_read, n);
     }
 }
 
@@ -425,7 +455,7 @@ static void count_bytes_read(conn *c, ssize_t n)
  * (Binary requests fit the first size.) */
 static bool line_outgrows_buffer(const conn *c)
 {
-    return c->protocol != binary_prot
+    return c->proto->lines
         && memchr(c->rcurr, '\n', c->rbytes) == NULL;
 }
 
@@ -488,7 +518,7 @@ static enum read_result try_read_udp(conn *c)
     }
     count_bytes_read(c, n);
     /* -B auto: each datagram says which protocol it speaks */
-    c->protocol = settings.binding_protocol;
+    c->proto = first_proto;
     unsigned char *hdr = (unsigned char *)c->rbuf;
     c->request_id = (uint16_t)(hdr[0] << 8 | hdr[1]);
     c->udp_multipacket = (hdr[4] << 8 | hdr[5]) > 1;
@@ -549,8 +579,8 @@ static enum write_result transmit_tcp(conn *c)
         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = n };
         ssize_t res = c->io_sendmsg(c, &msg, MSG_NOSIGNAL);
         if (res > 0) {
-            if (c->thread != NULL) {
-                STAT_ADD(c->thread->stats.bytes_written, res);
+            if (c->thread_stats != NULL) {
+                STAT_ADD(c->thread_stats->bytes_written, res);
             }
             advance_written(c, res);
             continue;
@@ -621,8 +651,8 @@ static enum write_result transmit_udp(conn *c)
         ssize_t res = sendto(c->sfd, dgram, len + UDP_HEADER_SIZE, 0,
                              (struct sockaddr *)&c->request_addr,
                              c->request_addr_size);
-        if (res > 0 && c->thread != NULL) {
-            STAT_ADD(c->thread->stats.bytes_written, res);
+        if (res > 0 && c->thread_stats != NULL) {
+            STAT_ADD(c->thread_stats->bytes_written, res);
         }
     }
     return WRITE_COMPLETE;
@@ -630,22 +660,6 @@ static enum write_result transmit_udp(conn *c)
 
 /* ------------------------------------------------------------------ */
 /* the state machine                                                   */
-
-static bool line_may_grow(conn *c)
-{
-    /* Only a multiget may have a line longer than LINE_LIMIT. */
-    const char *p = c->rcurr;
-    const char *end = c->rcurr + c->rbytes;
-    while (p < end && *p == ' ') {
-        p++;
-    }
-    if (p - c->rcurr > 100) {
-        return false;
-    }
-    size_t left = end - p;
-    return (left >= 4 && memcmp(p, "get ", 4) == 0) ||
-           (left >= 5 && memcmp(p, "gets ", 5) == 0);
-}
 
 static void note_command_time(conn *c)
 {
@@ -662,89 +676,21 @@ static void out_of_response_objects(conn *c)
     conn_set_state(c, conn_closing);
 }
 
-/* A binary request: its header, extras and key must be buffered (a
- * value is read afterwards, into its item). */
-static bool try_read_command_binary(conn *c)
+bool conn_command_begin(conn *c)
 {
-    if (c->rbytes < BIN_HEADER_SIZE) {
-        return false;
-    }
-    if (!bin_decode_header(c->rcurr, &c->bin)) {
-        if (settings.verbose > 0) {
-            fprintf(stderr, "Invalid magic:  %x\n",
-                    (unsigned char)c->rcurr[0]);
-        }
-        conn_set_state(c, conn_closing);
-        return true;
-    }
-    int prefix = BIN_HEADER_SIZE + c->bin.extlen + c->bin.keylen;
-    if (c->rbytes < prefix) {
-        return false;
-    }
-    const char *extras = c->rcurr + BIN_HEADER_SIZE;
-    c->rcurr += prefix;
-    c->rbytes -= prefix;
     note_command_time(c);
     if (!resp_command_begin(c)) {
         out_of_response_objects(c);
-        return true;
-    }
-    conn_set_state(c, conn_parse_cmd);
-    process_command_binary(c, extras);
-    if (c->state == conn_parse_cmd) {
-        conn_set_state(c, conn_new_cmd);
-    }
-    return true;
-}
-
-/* An ASCII request: a line. */
-static bool try_read_command_ascii(conn *c)
-{
-    char *el = memchr(c->rcurr, '\n', c->rbytes);
-    if (el == NULL) {
-        if (c->rbytes > LINE_LIMIT && !line_may_grow(c)) {
-            conn_set_state(c, conn_closing);
-            return true;
-        }
         return false;
     }
-    char *cont = el + 1;
-    if (el > c->rcurr && el[-1] == '\r') {
-        el--;
-    }
-    *el = '\0';
-    size_t len = el - c->rcurr;
-    char *line = c->rcurr;
-    c->rbytes -= cont - c->rcurr;
-    c->rcurr = cont;
-    note_command_time(c);
-    if (settings.verbose > 1) {
-        fprintf(stderr, "<%d %s\n", c->sfd, line);
-    }
-    if (!resp_command_begin(c)) {
-        out_of_response_objects(c);
-        return true;
-    }
     conn_set_state(c, conn_parse_cmd);
-    process_command_ascii(c, line, len);
-    if (c->state == conn_parse_cmd) {
-        conn_set_state(c, conn_new_cmd);
-    }
     return true;
 }
 
-/* -Y before the client has authenticated (proto_auth.c). */
-static bool try_read_command_auth(conn *c)
+void conn_login_begin(conn *c)
 {
-    /* no response objects counted: the exchange comes once, before any
-     * command, and ends in a close when it fails */
     note_command_time(c);
     conn_set_state(c, conn_parse_cmd);
-    bool done = try_read_command_asciiauth(c);
-    if (c->state == conn_parse_cmd) {
-        conn_set_state(c, conn_new_cmd);
-    }
-    return done;
 }
 
 /* Returns true when a command was processed, false when more input is
@@ -754,21 +700,7 @@ static bool try_read_command(conn *c)
     if (c->rbytes == 0) {
         return false;
     }
-    if (c->protocol == negotiating_prot) {
-        c->protocol = (unsigned char)c->rcurr[0] == BIN_REQ_MAGIC
-                      ? binary_prot : ascii_prot;
-        if (settings.verbose > 1) {
-            fprintf(stderr, "%d: Client using the %s protocol\n", c->sfd,
-                    c->protocol == binary_prot ? "binary" : "ascii");
-        }
-    }
-    if (c->protocol == binary_prot) {
-        return try_read_command_binary(c);
-    }
-    if (settings.auth_file != NULL && !c->authenticated) {
-        return try_read_command_auth(c);
-    }
-    return try_read_command_ascii(c);
+    return c->proto->try_read_command(c);
 }
 
 static void reset_cmd(conn *c)
@@ -793,7 +725,7 @@ static bool wait_for_more_input(conn *c)
     }
     conn_buf_shrink_empty_read(c);
     int flags = EV_READ | EV_PERSIST;
-    if (c->npieces > 0 || tls_conn_wants_write(c)) {
+    if (c->npieces > 0 || layer_wants_write(c)) {
         flags |= EV_WRITE;
     }
     return update_event(c, flags);
@@ -803,11 +735,7 @@ static bool wait_for_more_input(conn *c)
 static bool nread_step(conn *c, bool *stop)
 {
     if (c->rlbytes == 0) {
-        if (c->protocol == binary_prot) {
-            complete_nread_binary(c);
-        } else {
-            complete_nread(c);
-        }
+        c->proto->complete_nread(c);
         if (c->state == conn_nread) {
             conn_set_state(c, conn_new_cmd);
         }
@@ -947,8 +875,8 @@ static void new_cmd_step(conn *c, bool *stop)
     if (++c->reqs_this_event >= settings.reqs_per_event && c->rbytes > 0) {
         /* be fair to the other connections of this worker: flush, then
          * come back through the event loop */
-        if (c->thread != NULL) {
-            STAT_INCR(c->thread->stats.conn_yields);
+        if (c->thread_stats != NULL) {
+            STAT_INCR(c->thread_stats->conn_yields);
         }
         c->reqs_this_event = 0;
         if (c->npieces > 0) {
@@ -1054,13 +982,13 @@ static void drive_machine(conn *c)
             break;
         case conn_waiting:
             rbuf_compact(c);
-            if (tls_conn_has_input(c)) {
+            if (c->io_layer != NULL && c->io_layer->has_input(c)) {
                 /* bytes TLS already decrypted raise no socket event */
                 conn_set_state(c, conn_read);
                 break;
             }
             if (!update_event(c, EV_READ | EV_PERSIST |
-                                 (tls_conn_wants_write(c) ? EV_WRITE : 0))) {
+                                 (layer_wants_write(c) ? EV_WRITE : 0))) {
                 conn_set_state(c, conn_closing);
                 break;
             }

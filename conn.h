@@ -1,6 +1,10 @@
 /*
  * conn.h: a client connection (conn.c): its buffers and response queue
- * (conn_buf.c) and the states of the machine that frames requests.
+ * (conn_buf.c), the states of the machine that serves it, and the small
+ * interfaces it is served through, which the layers above provide: its
+ * protocol (struct conn_proto: proto_*.c, chosen by proto_select.c), the
+ * layer over its socket (struct conn_io_layer: tls.c) and what its
+ * worker lends it (conn_adopt: thread.c).
  *
  * A connection is touched only by the worker that owns it; other threads
  * read only the published fields (pub_*), which are atomics.
@@ -10,8 +14,7 @@
 
 #include "clock.h"
 #include "item.h"
-#include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include <event.h>
 #include <stdatomic.h>
@@ -22,15 +25,17 @@
 #include <sys/types.h>
 
 #define READ_BUFFER_SIZE 16384
-/* a line without '\n' past this closes the connection, except multiget */
-#define LINE_LIMIT 2048
 #define UDP_READ_BUFFER_SIZE 65536
 #define UDP_MAX_PAYLOAD_SIZE 1400
 #define UDP_HEADER_SIZE 8
 #define MAX_SENDBUF_SIZE (256 * 1024 * 1024)
 
-/* the worker thread that serves a connection (thread.h) */
+/* the worker thread that serves a connection (thread.h), and what it lends
+ * the connection: its counters (daemon_stats.h) and the account of its
+ * connections' buffers (conn_buf.h) */
 typedef struct libevent_thread LIBEVENT_THREAD;
+struct thread_stats;
+struct conn_buf_usage;
 
 enum conn_states {
     conn_listening,
@@ -77,6 +82,38 @@ struct bin_request {
 };
 
 typedef struct conn conn;
+/* A protocol: what the connection machine calls to frame and serve a
+ * connection's requests.  proto_text.c, proto_bin.c and proto_auth.c
+ * provide theirs; proto_select.c chooses the one connections start with
+ * (conn_set_first_protocol) and, under -B auto, the one a connection's
+ * first byte asks for. */
+struct conn_proto {
+    const char *name;             /* for -vv */
+    /* its requests are lines (or may be, before -B auto has chosen):
+     * under read_buf_mem_limit a line longer than the read buffer lets
+     * the buffer grow */
+    bool lines;
+    /* c->rbytes > 0 bytes at c->rcurr: frame one request and serve it
+     * between conn_command_begin and conn_command_end; false when it
+     * needs more input */
+    bool (*try_read_command)(conn *c);
+    /* the value conn_start_nread asked for is in c->item */
+    void (*complete_nread)(conn *c);
+    /* the connection closes: the protocol's state of it goes (or NULL) */
+    void (*release)(conn *c);
+};
+/* A layer between a stream connection and its socket (tls.c's session),
+ * which the worker installs with its io_read and io_sendmsg; NULL for the
+ * plain socket. */
+struct conn_io_layer {
+    /* bytes wait inside the layer, which the socket will not signal: read
+     * again before waiting */
+    bool (*has_input)(const conn *c);
+    /* it must send before it can read on: wait for writability as well */
+    bool (*wants_write)(const conn *c);
+    /* the connection closes: end the layer's session */
+    void (*end)(conn *c);
+};
 /* A reply made in batches (lru_crawler metadump), so that what a client
  * has not read yet stays bounded: conn.c calls it once everything queued
  * has been written, and it queues the next batch and returns true (with
@@ -94,15 +131,18 @@ struct conn {
     /* socket I/O: read(2) and sendmsg(2), or tls.c's for a TLS client */
     ssize_t (*io_read)(conn *c, void *buf, size_t len);
     ssize_t (*io_sendmsg)(conn *c, struct msghdr *msg, int flags);
+    const struct conn_io_layer *io_layer;   /* NULL: the plain socket */
     struct tls_conn *tls;         /* tls.c's session; NULL without TLS */
     bool accepts_tls;             /* a listener whose clients speak TLS */
     enum conn_states state;
     enum network_transport transport;
-    enum protocol protocol;       /* negotiating_prot until the first byte */
+    const struct conn_proto *proto;   /* proto_select.c's choice */
     struct event event;
     short ev_flags;
     short which;
-    LIBEVENT_THREAD *thread;
+    LIBEVENT_THREAD *thread;      /* NULL until a worker adopts it */
+    struct thread_stats *thread_stats;  /* its worker's counters */
+    struct conn_buf_usage *buf_usage;   /* its worker's buffer account */
     conn *next;                   /* free list / all-connections list */
 
     /* input */
@@ -181,6 +221,23 @@ struct conn {
 
 /* ---- connection API (conn.c), used by the protocol layer ---- */
 void conn_set_state(conn *c, enum conn_states state);
+/* A protocol's framer has taken a whole request out of the read buffer:
+ * note the time of the command and enter conn_parse_cmd.  The request
+ * takes one of memcached's response objects (conn_buf.h): when none is
+ * left the connection closes instead, and this returns false. */
+bool conn_command_begin(conn *c);
+/* The same for -Y's login (proto_auth.c), which takes no response object:
+ * it comes once, before any command, and a failure closes the
+ * connection. */
+void conn_login_begin(conn *c);
+/* The request has been served: on to the next one, unless it chose
+ * another state. */
+static inline void conn_command_end(conn *c)
+{
+    if (c->state == conn_parse_cmd) {
+        conn_set_state(c, conn_new_cmd);
+    }
+}
 /* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */
 void out_string(conn *c, const char *str);
 /* Reply an error even under noreply (memcached reports errors always). */
@@ -195,6 +252,10 @@ void conn_close_after_write(conn *c);
 conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
                int read_buffer_size, enum network_transport transport,
                struct event_base *base);
+/* The worker owner serves c from now on (thread.c): c counts in its
+ * counters and charges its buffers to its account. */
+void conn_adopt(conn *c, LIBEVENT_THREAD *owner, struct thread_stats *counters,
+                struct conn_buf_usage *usage);
 /* Close c now, from the worker that owns it (or, for a listener, the
  * main thread), between two of its requests: queued replies get one
  * non-blocking send, a value still arriving is lost.  A UDP connection's
@@ -206,6 +267,12 @@ void conns_close_idle(LIBEVENT_THREAD *me);
  * owns (its UDP connections are thread.c's to drop). */
 void conns_close_owned(LIBEVENT_THREAD *me);
 
+/* Start-up, before any connection (proto_select.c): the protocol a
+ * connection starts with, and each UDP datagram. */
+void conn_set_first_protocol(const struct conn_proto *proto);
+/* Start-up (listen.c, before its first listener): what a listener's
+ * connection runs in conn_listening, when a client waits to be accepted. */
+void conn_set_listener_accept(void (*accept)(conn *listener));
 /* Start-up: the per-fd table of connection structs, for fds below max_fds. */
 void conn_table_init(int max_fds);
 /* stats conns: walks the connection table */

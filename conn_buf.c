@@ -6,7 +6,8 @@
  * reply-piece array of every connection struct: allocating them, growing
  * them, shrinking them after a large request or reply, while a value is
  * read into its item and when their connection closes, charging them to
- * the worker that owns the connection, and building the reply queue.
+ * the account the connection's worker lent it (conn.buf_usage), and
+ * building the reply queue.
  *
  * The budget.  memcached 1.6.18 bounds the memory its workers spend on
  * read buffers and response objects with -o read_buf_mem_limit
@@ -41,8 +42,8 @@
 #include "config.h"
 #include "conn_buf.h"
 #include "conn.h"
+#include "daemon_stats.h"
 #include "items.h"
-#include "thread.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void charge(conn *c, int64_t read_delta, int64_t reply_delta,
     if (!c->buf_charged) {
         return;
     }
-    struct conn_buf_usage *u = &c->thread->buf_usage;
+    struct conn_buf_usage *u = c->buf_usage;
     gauge_add(&u->read_bytes, read_delta);
     gauge_add(&u->reply_bytes, reply_delta);
     gauge_add(&u->reply_pieces, pieces_delta);
@@ -130,8 +131,8 @@ bool resp_objs_fit(conn *c)
     }
     c->resp_objs--;
     c->resp_unsent--;
-    if (c->thread != NULL) {
-        STAT_INCR(c->thread->stats.response_obj_oom);
+    if (c->thread_stats != NULL) {
+        STAT_INCR(c->thread_stats->response_obj_oom);
     }
     return false;
 }
@@ -155,15 +156,15 @@ bool resp_read_buf_fits(conn *c)
     if (units_needed(c, 0) <= resp_obj_budget) {
         return true;
     }
-    if (c->thread != NULL) {
-        STAT_INCR(c->thread->stats.read_buf_oom);
+    if (c->thread_stats != NULL) {
+        STAT_INCR(c->thread_stats->read_buf_oom);
     }
     return false;
 }
 
 void conn_buf_adopt(conn *c)
 {
-    if (c->thread == NULL || c->buf_charged) {
+    if (c->buf_usage == NULL || c->buf_charged) {
         return;
     }
     if (c->buf_cached) {
@@ -171,7 +172,7 @@ void conn_buf_adopt(conn *c)
         c->buf_cached = false;
     }
     c->buf_charged = true;
-    atomic_fetch_add_explicit(&c->thread->buf_usage.buffer_sets, 1,
+    atomic_fetch_add_explicit(&c->buf_usage->buffer_sets, 1,
                               memory_order_relaxed);
     charge(c, c->rsize, (int64_t)reply_bytes_of(c), c->pieces_size);
 }
@@ -187,7 +188,7 @@ void conn_buf_release(conn *c)
     if (c->buf_charged) {
         charge(c, -(int64_t)c->rsize, -(int64_t)reply_bytes_of(c),
                -(int64_t)c->pieces_size);
-        atomic_fetch_sub_explicit(&c->thread->buf_usage.buffer_sets, 1,
+        atomic_fetch_sub_explicit(&c->buf_usage->buffer_sets, 1,
                                   memory_order_relaxed);
         c->buf_charged = false;
     }
@@ -199,8 +200,6 @@ void conn_buf_release(conn *c)
 
 void conn_buf_totals(struct conn_buf_totals *out)
 {
-    memset(out, 0, sizeof(*out));
-    threadlocal_conn_buf_sum(out);
     out->cached_bytes = atomic_load_explicit(&cached_bytes,
                                              memory_order_relaxed);
     out->bytes += out->cached_bytes;

@@ -54,7 +54,7 @@ void conn_buf_init(unsigned int limit_mb, int nthreads);
  * of memory. */
 bool conn_buf_alloc(conn *c, int read_size);
 void conn_buf_free(conn *c);
-/* The struct now belongs to c->thread, or is handed back by it. */
+/* The struct is charged to c->buf_usage (conn_adopt), or handed back. */
 void conn_buf_adopt(conn *c);
 void conn_buf_release(conn *c);
 /* After a large request or reply: give the memory back (the test is
@@ -205,6 +205,8 @@ static inline bool resp_read_buf_available(conn *c)
         || resp_read_buf_fits(c);
 }
 
+/* out holds the workers' usage (threadlocal_conn_buf_sum, thread.c): add
+ * the buffers of the closed structs kept for reuse. */
 void conn_buf_totals(struct conn_buf_totals *out);
 
 #endif

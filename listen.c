@@ -5,11 +5,13 @@
  * tests read, MEMCACHED_PORT_FILENAME), as memcached does: port 0 is
  * off, -1 any free port; under -Z every TCP listener speaks TLS but
  * those named notls: in -l; each worker gets its own descriptor of a UDP
- * socket.  Then the listener connections, and accepting: a new
- * connection is refused at -c (or, under no_maxconns_fast, waits) and
- * otherwise goes to a worker thread, told whether it speaks TLS.
- * Pausing accept() (descriptors run out, or -c under no_maxconns_fast)
- * is accept_pause.c's.
+ * socket.  Then the listener connections, and accepting, which their
+ * connection machine (conn.c) is handed at start-up: a new connection is
+ * refused at -c (or, under no_maxconns_fast, waits) and otherwise goes to
+ * a worker thread, told whether it speaks TLS.  Pausing accept()
+ * (descriptors run out, or -c under no_maxconns_fast) is
+ * accept_pause.c's, which memcached.c hands listeners_arm and
+ * conn_limit_reached.
  *
  * At shutdown it closes them: the listeners first, so that no client is
  * accepted while the workers stop, the UDP sockets once no worker serves
@@ -22,8 +24,8 @@
 #include "listen.h"
 #include "accept_pause.h"
 #include "conn.h"
+#include "daemon_stats.h"
 #include "settings.h"
-#include "stats.h"
 #include "thread.h"
 #include "util.h"
 
@@ -81,7 +83,8 @@ void listeners_arm(bool on)
     }
 }
 
-void listener_accept(conn *listener)
+/* conn_listening: accept one pending connection and hand it to a worker. */
+static void listener_accept(conn *listener)
 {
     if (!settings.listen.maxconns_fast && conn_limit_reached()) {
         /* memcached's -c is its descriptor limit: wait for room */
@@ -424,6 +427,7 @@ static void open_network_listeners(int port, bool is_udp, FILE *portfile)
 void listeners_open(struct event_base *base)
 {
     listen_base = base;
+    conn_set_listener_accept(listener_accept);
     if (settings.listen.socketpath != NULL) {
         if (server_socket_unix(settings.listen.socketpath,
                                settings.listen.access) != 0) {

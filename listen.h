@@ -8,15 +8,13 @@
 
 #include <stdbool.h>
 
-struct conn;
 struct event_base;
 
 /* Start-up: open what -s, or -l/-p/-U, ask for on `base`; exits with one
  * line on failure. */
 void listeners_open(struct event_base *base);
-/* conn_listening: accept one pending connection and hand it to a worker. */
-void listener_accept(struct conn *listener);
-/* The accept pause (accept_pause.c) switches the listeners off and on. */
+/* Switch the listeners off and on (memcached.c hands it to the accept
+ * pause, accept_pause.c). */
 void listeners_arm(bool on);
 /* -c reached: no connection may be accepted now. */
 bool conn_limit_reached(void);

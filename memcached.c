@@ -3,7 +3,8 @@
  *
  * Owns main() and the start-up order (settings, limits, privileges, the
  * N-zone, daemonizing, the clock, storage and its threads, the workers,
- * the logger thread, signals, listeners), the stop order after
+ * the logger thread, signals, listeners; the accept pause is handed the
+ * listeners' switch and -c test here), the stop order after
  * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
  * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
  * (doc/design.md "Stopping").
@@ -15,6 +16,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
+#include "daemon_stats.h"
 #include "engine_start.h"
 #include "items.h"
 #include "storage.h"
@@ -25,7 +27,6 @@
 #include "proto_sasl.h"
 #include "settings.h"
 #include "settings_parse.h"
-#include "stats.h"
 #include "thread.h"
 #include "tls.h"
 
@@ -270,7 +271,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Failed to create the event base\n");
         exit(EXIT_FAILURE);
     }
-    accept_pause_init(main_base);
+    accept_pause_init(main_base, listeners_arm, conn_limit_reached);
     stats.reserved_fds = RESERVED_FDS_PER_THREAD
                          * (uint64_t)settings.num_threads;
     if (engine_start() != 0) {

@@ -14,16 +14,19 @@
  * gets "CLIENT_ERROR unauthenticated".
  *
  * Owns the loaded entries and the pre-authentication parsing of a
- * connection's input.
+ * connection's input: proto_ascii_auth (struct conn_proto), the ASCII
+ * protocol (proto_text.c) with the login in front, which proto_select.c
+ * chooses under -Y.
  *
  * Locks: none.  The entries are written at start-up on the main thread
  * and only read afterwards; a connection is served by its own worker.
  */
 #include "config.h"
 #include "proto_auth.h"
+#include "daemon_stats.h"
+#include "proto_text.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "thread.h"
 #include "util.h"
 
 #include <errno.h>
@@ -171,7 +174,7 @@ static enum auth_line parse_auth_line(char *line, uint32_t *value_len)
 static void check_credentials(conn *c, char *value, size_t len)
 {
     char *words[AUTH_MAX_WORDS];
-    struct thread_stats *s = &c->thread->stats;
+    struct thread_stats *s = c->thread_stats;
 
     if (len < 2 || memcmp(value + len - 2, "\r\n", 2) != 0) {
         out_string(c, "CLIENT_ERROR bad command line termination");
@@ -191,6 +194,8 @@ static void check_credentials(conn *c, char *value, size_t len)
         out_string(c, "CLIENT_ERROR authentication failure");
     }
 }
+
+static bool try_read_command_asciiauth(conn *c);
 
 /* Before the set line: wait for a whole line, then take it. */
 static bool read_auth_line(conn *c)
@@ -224,7 +229,9 @@ static bool read_auth_line(conn *c)
            ? try_read_command_asciiauth(c) : false;
 }
 
-bool try_read_command_asciiauth(conn *c)
+/* Serves the buffered "set" that carries "user password", or refuses any
+ * other command; false when it needs more input. */
+static bool try_read_command_asciiauth(conn *c)
 {
     if (c->auth_value_len == 0) {
         return read_auth_line(c);
@@ -240,3 +247,27 @@ bool try_read_command_asciiauth(conn *c)
     check_credentials(c, value, len);
     return true;
 }
+
+/* Until the client has authenticated, its lines are the login's. */
+static bool try_read_command_auth(conn *c)
+{
+    if (c->authenticated) {
+        return proto_ascii.try_read_command(c);
+    }
+    conn_login_begin(c);
+    bool done = try_read_command_asciiauth(c);
+    conn_command_end(c);
+    return done;
+}
+
+static void complete_nread_auth(conn *c)
+{
+    proto_ascii.complete_nread(c);
+}
+
+const struct conn_proto proto_ascii_auth = {
+    .name = "ascii",
+    .lines = true,
+    .try_read_command = try_read_command_auth,
+    .complete_nread = complete_nread_auth,
+};

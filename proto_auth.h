@@ -7,16 +7,12 @@
 
 #include "conn.h"
 
-#include <stdbool.h>
-
 /* Start-up, before privileges are dropped: read the user:password lines
  * of path.  Prints memcached's message and exits when it cannot. */
 void authfile_load(const char *path);
 
-/* Called by the connection machine (conn.c) instead of the ASCII parser
- * while c has not authenticated: serves the buffered "set" that carries
- * "user password", or refuses any other command.  Returns false when it
- * needs more input, as conn.c's command readers do. */
-bool try_read_command_asciiauth(conn *c);
+/* The ASCII protocol (proto_text.h) with the login in front: until a
+ * connection has authenticated, its lines are the login's. */
+extern const struct conn_proto proto_ascii_auth;
 
 #endif

@@ -6,9 +6,11 @@
  * with its groups, the SASL opcodes, and memcached's status codes and
  * error replies for everything else.
  *
- * conn.c frames a request (header, extras and key in its read buffer)
- * and calls process_command_binary(); a value is read into the item we
- * allocate and handed back through complete_nread_binary().  Replies go
+ * The connection machine (conn.c) calls us through proto_binary (struct
+ * conn_proto): we frame a request (header, extras and key in its read
+ * buffer) and serve it (process_command_binary); a value is read into the
+ * item we allocate and handed back through complete_nread_binary(), and a
+ * closing connection's SASL state goes (auth_sasl_release).  Replies go
  * to the connection's response queue like the ASCII ones; a quiet
  * command's success reply is dropped, its errors are not.
  *
@@ -63,7 +65,9 @@ static void put64(unsigned char *p, uint64_t v)
     put32(p + 4, v & 0xffffffffu);
 }
 
-bool bin_decode_header(const char *buf, struct bin_request *req)
+/* Decode a request header (BIN_HEADER_SIZE bytes at buf) into *req;
+ * false when its magic is not a request's. */
+static bool bin_decode_header(const char *buf, struct bin_request *req)
 {
     const unsigned char *h = (const unsigned char *)buf;
 
@@ -817,7 +821,10 @@ static bool is_known(uint8_t base)
            || base == BIN_CMD_SASL_AUTH || base == BIN_CMD_SASL_STEP;
 }
 
-void process_command_binary(conn *c, const char *extras)
+/* Serve c->bin: its extras and key are at `extras` (extlen bytes, then
+ * keylen bytes), already consumed from the read buffer; a value, if any,
+ * follows in the stream.  Sets the state the connection goes on in. */
+static void process_command_binary(conn *c, const char *extras)
 {
     const struct bin_request *r = &c->bin;
     bool quiet;
@@ -858,7 +865,9 @@ void process_command_binary(conn *c, const char *extras)
     }
 }
 
-void complete_nread_binary(conn *c)
+/* The value of a set/add/replace/append/prepend or SASL step has been
+ * read into c->item. */
+static void complete_nread_binary(conn *c)
 {
     item *it = c->item;
 
@@ -871,3 +880,41 @@ void complete_nread_binary(conn *c)
     }
     item_remove(it);
 }
+
+/* A binary request: its header, extras and key must be buffered (a
+ * value is read afterwards, into its item). */
+static bool try_read_command_binary(conn *c)
+{
+    if (c->rbytes < BIN_HEADER_SIZE) {
+        return false;
+    }
+    if (!bin_decode_header(c->rcurr, &c->bin)) {
+        if (settings.verbose > 0) {
+            fprintf(stderr, "Invalid magic:  %x\n",
+                    (unsigned char)c->rcurr[0]);
+        }
+        conn_set_state(c, conn_closing);
+        return true;
+    }
+    int prefix = BIN_HEADER_SIZE + c->bin.extlen + c->bin.keylen;
+    if (c->rbytes < prefix) {
+        return false;
+    }
+    const char *extras = c->rcurr + BIN_HEADER_SIZE;
+    c->rcurr += prefix;
+    c->rbytes -= prefix;
+    if (!conn_command_begin(c)) {
+        return true;
+    }
+    process_command_binary(c, extras);
+    conn_command_end(c);
+    return true;
+}
+
+const struct conn_proto proto_binary = {
+    .name = "binary",
+    .lines = false,
+    .try_read_command = try_read_command_binary,
+    .complete_nread = complete_nread_binary,
+    .release = auth_sasl_release,
+};

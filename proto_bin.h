@@ -1,16 +1,13 @@
 /*
  * proto_bin.h: memcached's binary protocol (proto_bin.c): the frame
  * layout, opcodes and status codes of memcached 1.6.18
- * (doc/protocol.md "Binary protocol"), and what the connection machine
- * (conn.c) calls once it has a request's header, extras and key.
+ * (doc/protocol.md "Binary protocol"), and the protocol (struct
+ * conn_proto) that the connection machine (conn.c) calls.
  */
 #ifndef PROTO_BIN_H
 #define PROTO_BIN_H
 
 #include "conn.h"
-
-#include <stdbool.h>
-#include <stdint.h>
 
 /* Every frame starts with a 24-byte header, multi-byte fields in network
  * order: magic, opcode, key length (2), extras length, data type,
@@ -73,17 +70,10 @@ enum bin_status {
     BIN_ENOMEM = 0x0082
 };
 
-/* Decode a request header (BIN_HEADER_SIZE bytes at buf) into *req;
- * false when its magic is not a request's. */
-bool bin_decode_header(const char *buf, struct bin_request *req);
-
-/* Serve c->bin: its extras and key are at `extras` (extlen bytes, then
- * keylen bytes), already consumed from the read buffer; a value, if any,
- * follows in the stream.  Sets the state the connection goes on in. */
-void process_command_binary(conn *c, const char *extras);
-
-/* The value of a set/add/replace/append/prepend or SASL step has been
- * read into c->item. */
-void complete_nread_binary(conn *c);
+/* The protocol as the connection machine (conn.c) calls it: it frames a
+ * request's header, extras and key and serves it, finishes a command
+ * once its value has been read, and ends a closing connection's SASL
+ * state. */
+extern const struct conn_proto proto_binary;
 
 #endif

@@ -24,7 +24,6 @@
 #include "item_lock.h"
 #include "items.h"
 #include "logger.h"
-#include "proto_text.h"
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
@@ -41,6 +40,7 @@ typedef struct {
     size_t length;
 } token_t;
 
+#define MAX_TOKENS 24          /* meta commands accept up to this many */
 #define COMMAND_TOKEN 0
 #define SUBCOMMAND_TOKEN 1
 #define KEY_TOKEN 1
@@ -105,7 +105,7 @@ static inline bool line_send(conn *c, line_t *l)
 
 static inline struct thread_stats *tstats(conn *c)
 {
-    return &c->thread->stats;
+    return c->thread_stats;
 }
 
 /* what the item API counts this connection's requests in */

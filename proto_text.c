@@ -6,11 +6,13 @@
  * administrative commands in proto_admin.c, what they share in
  * proto_util.c and proto_internal.h.
  *
- * conn.c hands us the line (NUL-terminated, "\r\n" stripped) through
- * process_command_ascii(), and calls complete_nread() once the value of a
- * storage command has been read into the item we allocated.  Replies are
- * byte-for-byte those of stock memcached 1.6.18, including its error
- * strings and its quirks (which are noted where they look surprising).
+ * The connection machine (conn.c) calls us through proto_ascii (struct
+ * conn_proto): we frame the request line (NUL-terminated, "\r\n"
+ * stripped) and dispatch it (process_command_ascii), and complete_nread
+ * runs once the value of a storage command has been read into the item we
+ * allocated.  Replies are byte-for-byte those of stock memcached 1.6.18,
+ * including its error strings and its quirks (which are noted where they
+ * look surprising).
  *
  * Locks: none of our own.  The item calls take the item lock themselves
  * (items.h).  Statistics go to the calling worker's own counters
@@ -21,10 +23,16 @@
  * queued zero-copy with resp_add_item().
  */
 #include "config.h"
+#include "proto_text.h"
 #include "proto_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+
+/* a line without '\n' past this closes the connection, except a
+ * multiget's */
+#define LINE_LIMIT 2048
 
 /*
  * Split `command` on single spaces (runs of spaces count as one; tabs are
@@ -524,7 +532,7 @@ static void dispatch_other(conn *c, token_t *tokens, size_t ntokens)
     }
 }
 
-void process_command_ascii(conn *c, char *command, size_t len)
+static void process_command_ascii(conn *c, char *command, size_t len)
 {
     token_t tokens[MAX_TOKENS];
     size_t ntokens;
@@ -595,7 +603,7 @@ void process_command_ascii(conn *c, char *command, size_t len)
     }
 }
 
-void complete_nread(conn *c)
+static void complete_nread(conn *c)
 {
     item *it = c->item;
     bool meta = (c->meta_pending_flags & MSET_ACTIVE) != 0;
@@ -620,3 +628,57 @@ void complete_nread(conn *c)
     c->meta_pending_len = 0;
     item_remove(it);
 }
+
+/* Only a multiget may have a line longer than LINE_LIMIT. */
+static bool line_may_grow(conn *c)
+{
+    const char *p = c->rcurr;
+    const char *end = c->rcurr + c->rbytes;
+    while (p < end && *p == ' ') {
+        p++;
+    }
+    if (p - c->rcurr > 100) {
+        return false;
+    }
+    size_t left = end - p;
+    return (left >= 4 && memcmp(p, "get ", 4) == 0) ||
+           (left >= 5 && memcmp(p, "gets ", 5) == 0);
+}
+
+/* An ASCII request: a line. */
+static bool try_read_command_ascii(conn *c)
+{
+    char *el = memchr(c->rcurr, '\n', c->rbytes);
+    if (el == NULL) {
+        if (c->rbytes > LINE_LIMIT && !line_may_grow(c)) {
+            conn_set_state(c, conn_closing);
+            return true;
+        }
+        return false;
+    }
+    char *cont = el + 1;
+    if (el > c->rcurr && el[-1] == '\r') {
+        el--;
+    }
+    *el = '\0';
+    size_t len = el - c->rcurr;
+    char *line = c->rcurr;
+    c->rbytes -= cont - c->rcurr;
+    c->rcurr = cont;
+    if (settings.verbose > 1) {
+        fprintf(stderr, "<%d %s\n", c->sfd, line);
+    }
+    if (!conn_command_begin(c)) {
+        return true;
+    }
+    process_command_ascii(c, line, len);
+    conn_command_end(c);
+    return true;
+}
+
+const struct conn_proto proto_ascii = {
+    .name = "ascii",
+    .lines = true,
+    .try_read_command = try_read_command_ascii,
+    .complete_nread = complete_nread,
+};

@@ -1,18 +1,13 @@
 /*
- * proto_text.h: the ASCII protocol (proto_text.c), called by the
- * connection machine (conn.c) with a complete request line or once a
- * value has been read.
+ * proto_text.h: the ASCII protocol (proto_text.c) as the connection
+ * machine (conn.c) calls it: it frames a request line and serves it, and
+ * finishes a storage command once its value has been read.
  */
 #ifndef PROTO_TEXT_H
 #define PROTO_TEXT_H
 
 #include "conn.h"
 
-#include <stddef.h>
-
-#define MAX_TOKENS 24          /* meta commands accept up to this many */
-
-void process_command_ascii(conn *c, char *command, size_t len);
-void complete_nread(conn *c);
+extern const struct conn_proto proto_ascii;
 
 #endif

@@ -9,10 +9,12 @@
  * the server's name and version last), the settings listing, and the
  * per-key-prefix counters behind `stats detail`.
  *
- * Also owns the server counters `stats` (struct server_stats) that the
- * daemon's files bump.
+ * It sits above what it prints: the counters (daemon_stats.h), the
+ * workers' sums (thread.c), the connections' buffers (conn_buf.c), TLS
+ * (tls.c), the logger and storage; the protocol files call it.
  *
- * Locks: prefix_lock guards the prefix table; stats_lock guards `stats`; per-thread counters (the workers' struct
+ * Locks: prefix_lock guards the prefix table; stats_lock guards `stats`
+ * (daemon_stats.c); per-thread counters (the workers' struct
  * thread_stats and struct storage_worker_stats) are summed without locks.
  */
 #include "config.h"
@@ -30,6 +32,7 @@
 #include "slabs_tier.h"
 #include "stat_counter.h"
 #include "storage_worker.h"
+#include "thread.h"
 #include "tier_policy.h"
 #include "tier_reassign.h"
 #include "tls.h"
@@ -41,9 +44,6 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-
-struct server_stats stats;
-pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void append_ascii_stats(const char *key, uint16_t klen, const char *val,
                         uint32_t vlen, const void *cookie)
@@ -121,7 +121,8 @@ static void connection_stats(ADD_STAT add_stats, void *c,
     /* connections own their buffers (conn_buf.c): memcached's response
      * objects are our reply pieces, its read buffers our buffer sets,
      * and its free ones the buffers of closed structs kept for reuse */
-    struct conn_buf_totals b;
+    struct conn_buf_totals b = { 0 };
+    threadlocal_conn_buf_sum(&b);
     conn_buf_totals(&b);
     APPEND_U64("response_obj_oom", STAT_GET(ts->response_obj_oom));
     APPEND_U64("response_obj_count", b.reply_pieces);

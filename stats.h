@@ -1,70 +1,21 @@
 /*
- * stats.h: the server's counters and the `stats` output (stats.c); the
- * ADD_STAT callback type and append_stat are stat_line.h's.
- *
- * Per-thread counters (struct thread_stats, one per worker in
- * LIBEVENT_THREAD) take no lock: their owner writes them with STAT_INCR
- * (stat_counter.h) and readers sum them.  The global `stats` (struct
- * server_stats, defined in stats.c) is guarded by stats_lock.
+ * stats.h: the `stats` output (stats.c): the general listing, the
+ * settings, stats reset and the per-key-prefix counters of `stats
+ * detail`.  The counters it prints are daemon_stats.h's; the ADD_STAT
+ * callback type and append_stat are stat_line.h's.
  */
 #ifndef STATS_H
 #define STATS_H
 
 #include "clock.h"
+#include "daemon_stats.h"
 #include "slab_class.h"
 #include "stat_counter.h"
 #include "stat_line.h"
 
-#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-/* ---- per-thread statistics ----
- * The per-class counters and those storage bumps are in struct
- * storage_worker_stats (storage_worker.h). */
-struct thread_stats {
-    stat_u64 get_cmds;
-    stat_u64 get_misses;
-    stat_u64 touch_cmds;
-    stat_u64 touch_misses;
-    stat_u64 delete_misses;
-    stat_u64 incr_misses;
-    stat_u64 decr_misses;
-    stat_u64 cas_misses;
-    stat_u64 meta_cmds;
-    stat_u64 bytes_read;
-    stat_u64 bytes_written;
-    stat_u64 flush_cmds;
-    stat_u64 store_too_large;
-    stat_u64 store_no_memory;
-    stat_u64 conn_yields;
-    stat_u64 auth_cmds;
-    stat_u64 auth_errors;
-    stat_u64 response_obj_oom;     /* replies cut off (conn_buf.c) */
-    stat_u64 read_buf_oom;
-    stat_u64 response_obj_bytes;
-    stat_u64 read_buf_count;
-};
-
-/* ---- global server statistics (stats.c, under stats_lock) ---- */
-struct server_stats {
-    uint64_t total_items;
-    uint64_t total_conns;
-    uint64_t rejected_conns;
-    uint64_t malloc_fails;
-    uint64_t listen_disabled_num;
-    uint64_t time_in_listen_disabled_us;
-    uint64_t curr_conns;
-    uint64_t reserved_fds;
-    uint64_t conn_structs;
-    uint64_t idle_kicks;
-    uint64_t expired_unfetched;
-    uint64_t evicted_unfetched;
-    bool accepting_conns;
-    rel_time_t started;
-};
-extern struct server_stats stats;
-extern pthread_mutex_t stats_lock;
 
 /* ---- stats output (stats.c) ---- */
 /* ADD_STAT callback writing "STAT k v\r\n" (or "END\r\n" for klen 0) to c */
@@ -72,8 +23,6 @@ void append_ascii_stats(const char *key, uint16_t klen, const char *val,
                         uint32_t vlen, const void *cookie);
 void server_stats(ADD_STAT add_stats, void *c);
 void process_stat_settings(ADD_STAT add_stats, void *c);
-void threadlocal_stats_aggregate(struct thread_stats *out);
-void threadlocal_stats_reset(void);
 void stats_reset(void);
 /* per-key-prefix stats (stats detail) */
 void stats_prefix_record_get(const char *key, size_t nkey, bool is_hit);

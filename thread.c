@@ -4,7 +4,8 @@
  * Each worker runs its own libevent base.  The listener (main thread) hands
  * an accepted socket to a worker through the worker's queue and a byte on
  * its notify pipe; from then on only that worker touches the connection
- * (and starts its TLS session, tls.c, when it came to a TLS listener).
+ * (and starts its TLS session, tls.c, when it came to a TLS listener),
+ * which it lends its counters and its buffer account (conn_adopt).
  * With idle_timeout each worker also runs a one-second timer that closes
  * its own idle connections (conns_close_idle in conn.c).  Each worker's
  * struct storage_worker joins storage's registry (storage_worker.c)
@@ -25,10 +26,10 @@
 #include "config.h"
 #include "thread.h"
 #include "conn.h"
+#include "daemon_stats.h"
 #include "item_lock.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "stats.h"
 #include "tier_reassign.h"
 #include "tls.h"
 
@@ -124,9 +125,7 @@ static void adopt_queued_conn(LIBEVENT_THREAD *me)
     } else if (qi->tls && !tls_conn_start(c)) {
         conn_drop(c);
     } else {
-        c->thread = me;
-        conn_buf_adopt(c);
-        atomic_store_explicit(&c->pub_owner, me, memory_order_relaxed);
+        conn_adopt(c, me, &me->stats, &me->buf_usage);
         if (IS_UDP(qi->transport)) {
             /* conn.c's shutdown walk leaves UDP to us: dropped at stop */
             c->next = me->udp_conns;

@@ -1,7 +1,8 @@
 /*
  * thread.h: the worker threads (thread.c): each runs its own event base,
- * owns the connections dispatched to it, its own struct thread_stats and
- * the struct storage_worker it registers with storage.
+ * owns the connections dispatched to it (and lends them, conn_adopt, its
+ * own struct thread_stats and the account of their buffers) and the
+ * struct storage_worker it registers with storage.
  * New connections reach a worker through its queue and notify pipe.
  */
 #ifndef THREAD_H
@@ -9,7 +10,7 @@
 
 #include "conn.h"
 #include "conn_buf.h"
-#include "stats.h"
+#include "daemon_stats.h"
 #include "storage_worker.h"
 
 #include <event.h>
@@ -46,6 +47,9 @@ uint64_t threads_queued_conns(void);
 void dispatch_conn_new(int sfd, enum conn_states init_state, int event_flags,
                        int read_buffer_size, enum network_transport transport,
                        bool tls);
+/* stats: every worker's counters summed into out, and set back to 0 */
+void threadlocal_stats_aggregate(struct thread_stats *out);
+void threadlocal_stats_reset(void);
 /* Add every worker's conn_buf_usage into out (conn_buf.c). */
 void threadlocal_conn_buf_sum(struct conn_buf_totals *out);
 extern LIBEVENT_THREAD *threads;

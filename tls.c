@@ -5,7 +5,8 @@
  * Owns the server's SSL_CTX (built at start-up from settings.tls, rebuilt
  * by refresh_certs), each TLS connection's session (struct tls_conn: its
  * SSL object and the buffer its replies are gathered in), the read and
- * sendmsg functions conn.c calls for such a connection, and the ssl_*
+ * sendmsg functions and the layer (struct conn_io_layer, conn.h) it
+ * installs on such a connection for conn.c to call, and the ssl_*
  * counters.  The handshake has no state of its own: the connection's
  * first reads drive it, so a client that stalls is an idle connection
  * like any other (idle_timeout) and one that fails is closed.
@@ -358,6 +359,38 @@ static ssize_t tls_sendmsg(conn *c, struct msghdr *msg, int flags)
     return res;
 }
 
+/* The connection closes: say goodbye if the handshake was done, free
+ * its session. */
+static void tls_end(conn *c)
+{
+    struct tls_conn *t = c->tls;
+    if (t->established && !t->failed) {
+        /* one non-blocking try at close_notify; the socket closes next */
+        SSL_shutdown(t->ssl);
+    }
+    ERR_clear_error();
+    SSL_free(t->ssl);
+    free(t->wbuf);
+    free(t);
+    c->tls = NULL;
+}
+
+static bool tls_has_input(const conn *c)
+{
+    return SSL_pending(c->tls->ssl) > 0;
+}
+
+static bool tls_wants_write(const conn *c)
+{
+    return c->tls->wants_write;
+}
+
+static const struct conn_io_layer tls_layer = {
+    .has_input = tls_has_input,
+    .wants_write = tls_wants_write,
+    .end = tls_end,
+};
+
 bool tls_conn_start(conn *c)
 {
     struct tls_conn *t = calloc(1, sizeof(*t));
@@ -380,34 +413,8 @@ bool tls_conn_start(conn *c)
     c->tls = t;
     c->io_read = tls_read;
     c->io_sendmsg = tls_sendmsg;
+    c->io_layer = &tls_layer;
     return true;
-}
-
-void tls_conn_end(conn *c)
-{
-    struct tls_conn *t = c->tls;
-    if (t == NULL) {
-        return;
-    }
-    if (t->established && !t->failed) {
-        /* one non-blocking try at close_notify; the socket closes next */
-        SSL_shutdown(t->ssl);
-    }
-    ERR_clear_error();
-    SSL_free(t->ssl);
-    free(t->wbuf);
-    free(t);
-    c->tls = NULL;
-}
-
-bool tls_conn_has_input(const conn *c)
-{
-    return c->tls != NULL && SSL_pending(c->tls->ssl) > 0;
-}
-
-bool tls_conn_wants_write(const conn *c)
-{
-    return c->tls != NULL && c->tls->wants_write;
 }
 
 /* ------------------------------------------------------------------ */

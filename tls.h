@@ -1,8 +1,9 @@
 /*
  * tls.h: TLS termination (tls.c, over OpenSSL): the -Z and ssl_* options,
  * the server's context built from them, a connection's TLS session (its
- * handshake and the read/sendmsg functions conn.c calls in place of the
- * socket's), refresh_certs and the ssl_* stats.  doc/protocol.md "TLS".
+ * handshake and the read/sendmsg functions and the io layer conn.c calls
+ * in place of the socket's), refresh_certs and the ssl_* stats.
+ * doc/protocol.md "TLS".
  *
  * No OpenSSL header is needed to use it: a connection's TLS state is
  * opaque outside tls.c.
@@ -33,16 +34,11 @@ struct conn;
 
 /* A connection accepted on a TLS listener, on its worker: give it a TLS
  * session whose handshake its first read drives, and route its reads and
- * sends through tls.c.  False (nothing allocated) when it cannot. */
+ * sends through tls.c, which it also asks, through its io_layer (conn.h),
+ * whether input waits decrypted, whether the handshake must send, and
+ * which ends the session when it closes.  False (nothing allocated) when
+ * it cannot. */
 bool tls_conn_start(struct conn *c);
-/* The connection closes: say goodbye if the handshake was done, free
- * its session. */
-void tls_conn_end(struct conn *c);
-/* Decrypted bytes wait inside the session: the socket will not signal
- * them, so the connection must read again before it waits. */
-bool tls_conn_has_input(const struct conn *c);
-/* The handshake is blocked on sending: wait for writability as well. */
-bool tls_conn_wants_write(const struct conn *c);
 
 /* refresh_certs: a new context from the same files, used by connections
  * accepted from now on.  On failure the old one stays and err says why
