@@ -19,6 +19,10 @@ int bg_thread_start(struct bg_thread *t, void *(*fn)(void *), void *arg)
         t->stop = false;
         rc = pthread_create(&t->tid, NULL, fn, arg);
         t->running = rc == 0;
+        if (t->running && t->name != NULL) {
+            /* a name is for operators only: a failure changes nothing */
+            (void)pthread_setname_np(t->tid, t->name);
+        }
     }
     pthread_mutex_unlock(t->lock);
     return rc;

@@ -31,6 +31,7 @@
 #include <time.h>
 
 struct bg_thread {
+    const char *name;            /* the thread's name (ps -L, top -H) */
     pthread_mutex_t *lock;       /* the owner's; guards the fields below */
     pthread_cond_t cond;         /* signalled on wake and stop */
     pthread_t tid;
@@ -39,10 +40,14 @@ struct bg_thread {
     bool woken;                  /* a wake not yet consumed by a sleep */
 };
 
-#define BG_THREAD_INIT(lockp) \
-    { .lock = (lockp), .cond = PTHREAD_COND_INITIALIZER }
+/* name: memcached's for the threads it has too (mc-lrumaint, ...), at
+ * most 15 characters (the kernel's limit). */
+#define BG_THREAD_INIT(thread_name, lockp) \
+    { .name = (thread_name), .lock = (lockp), \
+      .cond = PTHREAD_COND_INITIALIZER }
 
-/* Start the thread running fn(arg), clearing an earlier stop request.
+/* Start the thread running fn(arg), named t->name, clearing an earlier
+ * stop request.
  * 0 when started, EALREADY when it was already running (nothing done),
  * else pthread_create's error. */
 int bg_thread_start(struct bg_thread *t, void *(*fn)(void *), void *arg);

@@ -69,7 +69,7 @@ struct auto_class {
 };
 
 static pthread_mutex_t crawler_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread crawler_thr = BG_THREAD_INIT(&crawler_lock);
+static struct bg_thread crawler_thr = BG_THREAD_INIT("mc-itemcrawler", &crawler_lock);
 static bool crawling;                     /* a run is under way or asked */
 static bool crawling_auto;                /* ... one of our own */
 static bool pending;                      /* a request waits in `wanted` */

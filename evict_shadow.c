@@ -2,7 +2,9 @@
  * evict_shadow.c: a shadow of each slab class's recent evictions, so
  * that the automover (slabs_automove.c) can move pages to the class
  * where a page more would bring the most hits (doc/tiering.md "Pages
- * that follow the hits").
+ * that follow the hits"), and, with an N-zone, so that a key asked for
+ * again after it left starts with the CLOCK bit a hit would have given
+ * it (items_n.c; doc/tiering.md "Keys that come back").
  *
  * A slab server gives each class whole pages; which class gets the next
  * page was decided by who asked first while the cache filled, and stays
@@ -23,7 +25,8 @@
  * a page).
  *
  * Threads: victims are noted by whichever thread makes room (workers, the
- * page mover), stores by the workers, all without a lock: the table's
+ * page mover, the tier thread), stores by the workers, all without a
+ * lock: the table's
  * entries and the per-class counts are relaxed atomics (a lost race
  * costs one count, never a wrong key).  One thread takes the hits
  * (slabs_automove_tick, on the LRU maintainer).
@@ -99,6 +102,24 @@ void evict_shadow_stored(unsigned int clsid, uint64_t hv, uint32_t window)
     if (now - (uint32_t)e < window) {
         atomic_fetch_add_explicit(&c->hits, 1, memory_order_relaxed);
     }
+}
+
+bool evict_shadow_take_returning(unsigned int clsid, uint64_t hv)
+{
+    if (table == NULL || clsid >= MAX_NUMBER_OF_SLAB_CLASSES) {
+        return false;
+    }
+    _Atomic uint64_t *slot = slot_of(hv);
+    uint64_t e = atomic_load_explicit(slot, memory_order_relaxed);
+    if (e == 0 || (e >> HASH_TAG_SHIFT) != (hv >> HASH_TAG_SHIFT)
+            || ((e >> CLASS_SHIFT) & 0xff) != (clsid & 0xff)) {
+        return false;
+    }
+    /* consumed: a later store of the key, while it is cached, is no
+     * return; a newer victim's entry in the slot is left alone */
+    atomic_compare_exchange_strong_explicit(slot, &e, 0,
+            memory_order_relaxed, memory_order_relaxed);
+    return true;
 }
 
 uint64_t evict_shadow_take_hits(unsigned int clsid)

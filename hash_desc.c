@@ -146,7 +146,7 @@ static struct {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_mutex_t expand_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread expand_thr = BG_THREAD_INIT(&expand_lock);
+static struct bg_thread expand_thr = BG_THREAD_INIT("mc-assocmaint", &expand_lock);
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool expand_wanted;
 

@@ -85,9 +85,11 @@ void d_aging_init(void)
     aging_ops.probation = !policy_demotes();
     aging_ops.hand = !policy_demotes();
     mq_set_aging(active_policy->ages_d ? &aging_ops : NULL);
-    if (!tiering) {
-        /* slabs_automove.c moves D's pages by the hits a class's victims
-         * would have had (tier_reassign.c moves them under a policy) */
+    if (active_policy->ages_d) {
+        /* without an N-zone slabs_automove.c moves D's pages by the hits
+         * a class's victims would have had (tier_reassign.c moves them
+         * under a policy); with one, keys that come back start with
+         * their N CLOCK bit set (items_n.c) */
         evict_shadow_init();
     }
 }
@@ -241,7 +243,7 @@ bool do_link_d(item *it, uint64_t hv)
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, true);
     ctr_add(&total_items, 1);
     tier_reassign_note(it->slabs_clsid, -1, it->counter);
-    if (it->counter <= 1 && evict_shadow_active()) {
+    if (!tiering && it->counter <= 1 && evict_shadow_active()) {
         /* a key not read since it was stored: a new one, or one stored
          * again after it left (counter 1 at most either way) */
         evict_shadow_stored(it->slabs_clsid, hv,

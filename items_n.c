@@ -9,8 +9,10 @@
  * reader count per N item, a hit on an N item (expiry, hotness in its
  * location word, the policy's re-hit hook), the checksum a hit verifies
  * under nvm_verify=read (dropping a corrupt item), linking and unlinking
- * N items in the index, writing an item to an N chunk, and the engine's
- * side of the CLOCK (clock_nvm.h) and of the crawler for N items.  Large
+ * N items in the index (a key the cache evicted lately starts with its
+ * CLOCK bit set: evict_shadow.h, doc/tiering.md "Keys that come back"),
+ * writing an item to an N chunk, and the engine's side of the CLOCK
+ * (clock_nvm.h) and of the crawler for N items.  Large
  * staging buffers have mappings of their own, kept in a pool of spares
  * for the next ones while stores use them.
  *
@@ -28,6 +30,7 @@
 
 #include "clock_nvm.h"
 #include "crawler.h"
+#include "evict_shadow.h"
 #include "hash_desc.h"
 #include "item_lock.h"
 #include "migrate.h"
@@ -323,6 +326,12 @@ void write_to_nvm(const item *it, uint64_t hv, uint64_t off)
 bool do_index_n(item *it, uint64_t hv, uint64_t off)
 {
     uint64_t loc = hd_n_make(off, it->counter, it->it_flags, it->epoch, 0);
+    if (evict_shadow_take_returning(it->slabs_clsid, hv)) {
+        /* asked for again after the cache evicted it: the CLOCK keeps it
+         * a turn longer than a key seen once (doc/tiering.md "Keys that
+         * come back") */
+        loc = hd_n_set_ref(loc, true);
+    }
     if (!assoc_insert_loc(loc, hv)) {
         return false;
     }
@@ -582,6 +591,7 @@ void clock_unlink(uint64_t *locp, uint64_t hv, const nitem_hdr *h,
     } else {
         ctr_add(&cc->evicted, 1);
         ctr_add(&cc->n_evictions, 1);
+        evict_shadow_victim(h->clsid, hv);
         atomic_store_explicit(&cc->evicted_time,
                               current_time - n_last_access(h, *locp),
                               memory_order_relaxed);

@@ -509,6 +509,7 @@ static void scan_zone(void)
         add_counts(&rs.found, &v.found);
         return;
     }
+    (void)pthread_setname_np(helper, "mc-restart");
     for (unsigned int i = 0; ; i = (i + 1) % RUNS) {
         const struct found_run *r = next_verified(i);
         link_run(r, &rs.found);

@@ -312,7 +312,7 @@ const struct migrate_engine tier_engine = {
  * every 10 ms when idle ---- */
 
 static pthread_mutex_t tier_thr_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread tier_thr = BG_THREAD_INIT(&tier_thr_lock);
+static struct bg_thread tier_thr = BG_THREAD_INIT("mc-tier", &tier_thr_lock);
 
 static void *tier_thread(void *arg)
 {

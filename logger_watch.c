@@ -50,7 +50,7 @@
 #define LOGGER_NAP_MAX_NS (50 * 1000 * 1000L)
 
 static pthread_mutex_t logger_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread logger_thr = BG_THREAD_INIT(&logger_lock);
+static struct bg_thread logger_thr = BG_THREAD_INIT("mc-log", &logger_lock);
 
 struct watcher {
     pthread_mutex_t lock;         /* guards the fields up to `gone` */

@@ -40,7 +40,7 @@
 #define MAX_SLEEP_NS 1000000000L         /* 1 s */
 
 static pthread_mutex_t maint_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread maint_thr = BG_THREAD_INIT(&maint_lock);
+static struct bg_thread maint_thr = BG_THREAD_INIT("mc-lrumaint", &maint_lock);
 static _Atomic uint64_t juggles;
 
 /* One round over every class, then the page automover's turn; nonzero

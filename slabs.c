@@ -140,7 +140,7 @@ static struct {
     bool rescue;                  /* the evictor rescues live items */
 } rebal;
 
-static struct bg_thread rebal_thr = BG_THREAD_INIT(&slabs_lock);
+static struct bg_thread rebal_thr = BG_THREAD_INIT("mc-slabmaint", &slabs_lock);
 static pthread_cond_t rebal_idle_cond = PTHREAD_COND_INITIALIZER;
 static slabs_page_evictor page_evictor;
 

@@ -273,6 +273,7 @@ void memcached_thread_init(int nthreads, void *arg)
             perror("Can't create thread");
             exit(EXIT_FAILURE);
         }
+        (void)pthread_setname_np(threads[i].thread_id, "mc-worker");
     }
     pthread_mutex_lock(&init_lock);
     while (init_count < nthreads) {

@@ -95,8 +95,9 @@ struct tier_policy_ops {
     /* the D-zone's MQ victims by CLOCK, dead ones first, and, where
      * victims leave the cache, a probation queue for new keys and a hand
      * that ages idle items (items_mq.c, doc/tiering.md "Aging and
-     * probation"); false: the paper's MQ, which only the decay epochs
-     * age */
+     * probation"), and keys that come back after an eviction stored with
+     * their N CLOCK bit set (items_n.c, "Keys that come back"); false:
+     * the paper's MQ, which only the decay epochs age, and its CLOCK */
     bool ages_d;
     /* the decay epoch when tier_decay_period is not given: sized from the
      * D-zone (migrate.c, "auto") rather than the fixed default */

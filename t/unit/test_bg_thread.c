@@ -12,7 +12,7 @@
 #include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bg_thread thr = BG_THREAD_INIT(&lock);
+static struct bg_thread thr = BG_THREAD_INIT("tc-test", &lock);
 static unsigned int rounds;           /* guarded by lock */
 
 static double now_s(void)
@@ -77,7 +77,7 @@ static void test_start_stop(void)
  * every wait on it returns at once). */
 static void test_waits(void)
 {
-    static struct bg_thread idle = BG_THREAD_INIT(&lock);
+    static struct bg_thread idle = BG_THREAD_INIT("tc-test", &lock);
     struct timespec deadline;
     pthread_mutex_lock(&lock);
     do_bg_thread_wake(&idle);
