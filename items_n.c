@@ -27,9 +27,9 @@
 #include "items_internal.h"
 
 #include "clock_nvm.h"
-#include "crawler.h"
 #include "hash_desc.h"
 #include "item_lock.h"
+#include "items_crawl.h"
 #include "migrate.h"
 #include "nzone.h"
 #include "slabs.h"
