@@ -300,6 +300,7 @@ const struct tier_engine policy_engine = {
     .promote_at = engine_promote_at,
     .key_in_dram = key_in_dram,
     .free_d_chunk = free_d_chunk,
+    .release = item_remove,
 };
 
 const struct migrate_engine tier_engine = {
