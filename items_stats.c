@@ -1,9 +1,9 @@
 /*
- * items_stats.c: the item engine's lines of `stats` (items_stats.h;
- * storage.c adds the crawler's and the LRU maintainer's), and `stats
- * items`, `stats tier` and `stats tier classes`.  memcached's fields count both
- * zones, `stats tier`'s split them (doc/tiering.md "Stats with two
- * zones").
+ * items_stats.c: the item engine's lines of `stats` and `stats tier`
+ * (items_stats.h; storage.c adds the crawler's, the LRU maintainer's and
+ * the restart code's), and `stats items` and `stats tier classes`.
+ * memcached's fields count both zones, `stats tier`'s split them
+ * (doc/tiering.md "Stats with two zones").
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
  * atomics, no lock), the slab, index, queue, migrate, reassign and nvm
@@ -372,7 +372,7 @@ static void sum_tier(const struct storage_worker_stats *ts,
     }
 }
 
-void tier_stats(ADD_STAT add_stats, void *c)
+void items_stats_tier(ADD_STAT add_stats, void *c)
 {
     struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     struct slabs_totals sl;
@@ -459,7 +459,6 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("nvm_emulate_write_ns", emu_w);
     append_stat("nvm_tsc_ticks_per_ns", add_stats, c, "%.3f",
                 nvm_emulation_calibration());
-    items_restart_stats(add_stats, c);
 }
 
 static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,

@@ -4,8 +4,9 @@
  * the slabs and the N-zone's pages, the index, the queues and the tier
  * machinery, then (storage_start_threads) the N-zone's recovery, the -e
  * restore and the storage threads; at shutdown the threads, then what a
- * warm restart needs; the `stats` listing and `stats reset` of storage,
- * the engine's (items_stats.h) with those of the threads it starts.
+ * warm restart needs; the `stats` listing, `stats tier` and `stats
+ * reset` of storage, the engine's (items_stats.h) with those of the
+ * threads and the restart code it starts.
  * Apart from items.c so that the item API does not depend on the threads
  * and the restart code it starts, and the engine lists nothing of them.
  *
@@ -170,6 +171,12 @@ void storage_stats_general(ADD_STAT add_stats, void *c,
     crawler_stats(add_stats, c);
     lru_maintainer_stats(add_stats, c);
     items_stats_general(add_stats, c, conn_malloc_fails);
+}
+
+void tier_stats(ADD_STAT add_stats, void *c)
+{
+    items_stats_tier(add_stats, c);
+    items_restart_stats(add_stats, c);
 }
 
 void item_stats_reset(void)
