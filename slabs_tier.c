@@ -132,6 +132,17 @@ static bool restore_pages(void)
     return true;
 }
 
+/* `stats slabs`' N pages of class id and their free chunks (slabs.h
+ * slabs_set_n_pages) */
+static void class_use(unsigned int id, unsigned int *pages,
+                      uint64_t *free_chunks)
+{
+    pthread_mutex_lock(&tier_lock);
+    *pages = tz.cls[id].npages;
+    *free_chunks = tz.cls[id].free_chunks;
+    pthread_mutex_unlock(&tier_lock);
+}
+
 void slabs_tier_init(uint32_t item_header_bytes,
                      struct nzone_attach_result *start)
 {
@@ -174,10 +185,12 @@ void slabs_tier_init(uint32_t item_header_bytes,
         exit(EXIT_FAILURE);
     }
     slabs_tier_map.active = true;
+    slabs_set_n_pages(class_use);
 }
 
 void slabs_tier_destroy(void)
 {
+    slabs_set_n_pages(NULL);
     for (uint64_t i = 0; i < atomic_load(&tz.pages_used); i++) {
         free((void *)atomic_load(&slabs_tier_map.pages[i].bits));
     }
