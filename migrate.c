@@ -32,8 +32,8 @@
  *   - Workers never take a lock here.  migrate_threshold() and
  *     migrate_epoch() (migrate.h) are atomic loads; migrate_count_request()
  *     (migrate.h) bumps the worker's own per-thread counters with
- *     STAT_INCR; promotions are
- *     counted with atomic adds (workers promote in tier_promote=sync).
+ *     STAT_INCR; promotions are counted with atomic adds (workers promote
+ *     in tier_promote=sync).
  *   - The promotion queue is a bounded multi-producer ring with one
  *     sequence number per cell (D. Vyukov's bounded queue): a producer
  *     claims a cell with a CAS on the enqueue position, fills it and
