@@ -12,7 +12,7 @@
  *     held while walking.
  *   - The D walk uses an MQ cursor (items_mq.c, class lock for each step)
  *     and, for each item it lands on, the item lock inside
- *     items_crawl_check / items_crawl_dump (items.c).
+ *     items_crawl_check / items_crawl_dump (items_crawl.h).
  *   - The N walk reads the chunk bitmaps without a lock
  *     (slabs_tier_next_used); items_crawl_check_n / items_crawl_dump_n
  *     find a used chunk's slot and take its item lock (nitem_lock_chunk).
@@ -37,6 +37,7 @@
 #include "bg_thread.h"
 #include "clock.h"
 #include "items.h"
+#include "items_crawl.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -137,17 +138,6 @@ static bool crawl_step(uint32_t *seen, uint32_t budget)
         return false;
     }
     return budget == 0 || *seen < budget;
-}
-
-void crawl_tally_add(struct crawl_tally *t, rel_time_t exptime)
-{
-    t->live++;
-    if (exptime == 0) {
-        t->no_expiry++;
-    } else if (exptime >= current_time
-               && exptime - current_time < CRAWL_TALLY_MINUTES * 60) {
-        t->by_minute[(exptime - current_time) / 60]++;
-    }
 }
 
 /* False when the thread must stop. */
@@ -512,13 +502,19 @@ enum crawler_result_type lru_crawler_metadump_start(const char *classes,
 
 /* ---- stats ---- */
 
-void crawler_get_stats(struct crawler_stats *out)
+void crawler_stats(ADD_STAT add_stats, void *c)
 {
     pthread_mutex_lock(&crawler_lock);
-    out->ever_started = ever_started;
-    out->running = crawling;
-    out->starts = crawl_starts;
+    bool listed = ever_started;
+    bool running = crawling;
+    uint64_t starts = crawl_starts;
     pthread_mutex_unlock(&crawler_lock);
+    if (listed) {
+        append_stat("lru_crawler_running", add_stats, c, "%llu",
+                    (unsigned long long)(running ? 1 : 0));
+        append_stat("lru_crawler_starts", add_stats, c, "%llu",
+                    (unsigned long long)starts);
+    }
 }
 
 void crawler_reset_stats(void)

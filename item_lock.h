@@ -5,6 +5,7 @@
 #ifndef ITEM_LOCK_H
 #define ITEM_LOCK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,8 +20,22 @@ bool item_locks_init(unsigned int power);
 /* The power the stripes were made with: item_lock(hv) is stripe
  * hv & ((1 << power) - 1). */
 unsigned int item_lock_power(void);
-void item_lock(uint64_t hv);
-void item_unlock(uint64_t hv);
+
+/* The stripes, item_locks.c's (made by item_locks_init); here so that
+ * taking and dropping one is inline: every request does. */
+extern pthread_mutex_t *item_locks;
+extern uint64_t item_lock_mask;
+
+static inline void item_lock(uint64_t hv)
+{
+    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
+}
+
+static inline void item_unlock(uint64_t hv)
+{
+    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
+}
+
 int item_trylock(uint64_t hv);   /* 0 on success, like pthread_mutex_trylock */
 
 #endif

@@ -5,7 +5,8 @@
  * index bucket.
  *
  * Locks: the stripes themselves.  The array is made at start-up, before
- * any thread that takes a stripe exists.
+ * any thread that takes a stripe exists.  item_lock and item_unlock are
+ * inline (item_lock.h): every request takes a stripe.
  */
 #include "config.h"
 #include "item_lock.h"
@@ -13,8 +14,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-static pthread_mutex_t *item_locks;
-static uint64_t item_lock_mask;
+pthread_mutex_t *item_locks;
+uint64_t item_lock_mask;
 static unsigned int lock_power;
 
 bool item_locks_init(unsigned int power)
@@ -37,16 +38,6 @@ bool item_locks_init(unsigned int power)
 unsigned int item_lock_power(void)
 {
     return lock_power;
-}
-
-void item_lock(uint64_t hv)
-{
-    pthread_mutex_lock(&item_locks[hv & item_lock_mask]);
-}
-
-void item_unlock(uint64_t hv)
-{
-    pthread_mutex_unlock(&item_locks[hv & item_lock_mask]);
 }
 
 int item_trylock(uint64_t hv)

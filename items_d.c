@@ -8,8 +8,8 @@
  * chunk (a free one, else one freed by reclaiming a dead victim, demoting
  * a live one where the policy does, or evicting it), the victims'
  * counters, the D page evictor that slabs.c's page mover calls, the LRU
- * maintainer's reclaim of dead items at the queue tails
- * (lru_maintainer.h), and the crawler's check of D items.
+ * maintainer's reclaim of dead items at the queue tails and the
+ * crawler's check of D items (items_crawl.h).
  *
  * Locks: the do_ functions expect the item's item lock held; victims are
  * pinned and trylocked by items_mq.c (code holding one item lock never
@@ -20,14 +20,13 @@
 #include "items.h"
 #include "items_internal.h"
 
-#include "crawler.h"
 #include "evict_shadow.h"
 #include "hash_desc.h"
 #include "hash.h"
 #include "item_lock.h"
+#include "items_crawl.h"
 #include "items_mq.h"
 #include "logger.h"
-#include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_automove.h"

@@ -54,7 +54,6 @@
 #include "items_duallru.h"
 
 #include "hash_desc.h"
-#include "items.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "item.h"
@@ -367,7 +366,7 @@ static uint64_t d_total(unsigned int id)
 static void d_release(item *it, uint64_t hv)
 {
     item_unlock(hv);
-    item_remove(it);
+    engine->release(it);
 }
 
 static unsigned int d_maintain_segment(unsigned int id, enum dlru_seg seg)

@@ -12,10 +12,10 @@
 #include "items.h"
 #include "items_internal.h"
 
-#include "crawler.h"
 #include "hash_desc.h"
 #include "hash.h"
 #include "item_lock.h"
+#include "items_crawl.h"
 #include "items_mq.h"
 #include "slabs.h"
 #include "slabs_tier.h"

@@ -362,8 +362,15 @@ static inline void do_item_bump(item *it)
     mq_bump(it);
 }
 
+/* Should an N item whose counter just became `counter` move to D?
+ * Inline: every N hit asks. */
+static inline bool wants_promotion(unsigned int clsid, uint32_t counter)
+{
+    return active_policy->wants_promotion != NULL
+        && active_policy->wants_promotion(clsid, counter);
+}
+
 /* ---- items_tier.c: moves between the zones, the tier thread ---- */
-bool wants_promotion(unsigned int clsid, uint32_t counter);
 bool policy_demotes(void);
 bool demote(item *victim, uint64_t hv, bool may_evict);
 void promote_after_hit(uint64_t *locp, uint64_t hv, item *snap);

@@ -29,10 +29,10 @@
 #include "items_internal.h"
 
 #include "clock_nvm.h"
-#include "crawler.h"
 #include "evict_shadow.h"
 #include "hash_desc.h"
 #include "item_lock.h"
+#include "items_crawl.h"
 #include "migrate.h"
 #include "nzone.h"
 #include "slabs.h"

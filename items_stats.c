@@ -1,25 +1,25 @@
 /*
- * items_stats.c: the storage lines of `stats`, and `stats items`,
- * `stats tier` and `stats tier classes`.  memcached's fields count both
- * zones, `stats tier`'s split them (doc/tiering.md "Stats with two
- * zones").
+ * items_stats.c: the item engine's lines of `stats` and `stats tier`
+ * (items_stats.h; storage.c adds the crawler's, the LRU maintainer's and
+ * the restart code's), and `stats items` and `stats tier classes`.
+ * memcached's fields count both zones, `stats tier`'s split them
+ * (doc/tiering.md "Stats with two zones").
  *
  * Reads the per-class counters items.c keeps (items_internal.h; relaxed
- * atomics, no lock), the slab, index, queue, crawler, migrate, reassign
- * and nvm getters, and the workers' counters summed on read
+ * atomics, no lock), the slab, index, queue, migrate, reassign and nvm
+ * getters, and the workers' counters summed on read
  * (storage_worker.c).  mig_base_lock guards the migrate.c baseline taken
  * by `stats reset`.
  */
 #include "config.h"
 #include "items.h"
 #include "items_internal.h"
+#include "items_stats.h"
 
 #include "clock_nvm.h"
-#include "crawler.h"
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "logger.h"
-#include "lru_maintainer.h"
 #include "migrate.h"
 #include "slabs.h"
 #include "slabs_tier.h"
@@ -77,19 +77,14 @@ static void sum_classes(struct storage_totals *tot)
 #define STAT_U64(name, v) \
     append_stat(name, add_stats, c, "%llu", (unsigned long long)(v))
 
-void storage_stats_general(ADD_STAT add_stats, void *c,
-                           uint64_t conn_malloc_fails)
+void items_stats_index_slabs(ADD_STAT add_stats, void *c)
 {
     struct assoc_stats as;
     struct slabs_totals sl;
-    struct crawler_stats cr;
     struct storage_totals tot;
-    struct logger_stats lg;
 
     assoc_get_stats(&as);
-    logger_get_stats(&lg);
     slabs_get_totals(&sl);
-    crawler_get_stats(&cr);
     sum_classes(&tot);
 
     STAT_U64("hash_power_level", as.hash_power_level);
@@ -106,15 +101,19 @@ void storage_stats_general(ADD_STAT add_stats, void *c,
     STAT_U64("slab_reassign_busy_deletes", 0);
     STAT_U64("slab_reassign_running", sl.reassign_running ? 1 : 0);
     STAT_U64("slabs_moved", sl.slabs_moved);
-    if (cr.ever_started) {
-        /* as memcached: listed once the crawler has been started */
-        STAT_U64("lru_crawler_running", cr.running ? 1 : 0);
-        STAT_U64("lru_crawler_starts", cr.starts);
-    }
-    /* memcached lists its maintainer's counters only when it runs */
-    if (settings.lru_maintainer_thread) {
-        STAT_U64("lru_maintainer_juggles", lru_maintainer_juggles());
-    }
+}
+
+void items_stats_general(ADD_STAT add_stats, void *c,
+                         uint64_t conn_malloc_fails)
+{
+    struct slabs_totals sl;
+    struct storage_totals tot;
+    struct logger_stats lg;
+
+    logger_get_stats(&lg);
+    slabs_get_totals(&sl);
+    sum_classes(&tot);
+
     STAT_U64("malloc_fails", conn_malloc_fails + sl.malloc_fails);
     STAT_U64("log_worker_dropped", lg.worker_dropped);
     STAT_U64("log_worker_written", lg.worker_written);
@@ -264,7 +263,7 @@ void item_stats(ADD_STAT add_stats, void *c)
     free(ts);
 }
 
-void item_stats_reset(void)
+void items_stats_reset(void)
 {
     storage_workers_stats_reset();
     for (unsigned int id = 0; id < MAX_NUMBER_OF_SLAB_CLASSES; id++) {
@@ -300,7 +299,6 @@ void item_stats_reset(void)
     if (active_policy->stats_reset != NULL) {
         active_policy->stats_reset();
     }
-    crawler_reset_stats();
     tier_stats_reset();
 }
 
@@ -374,7 +372,7 @@ static void sum_tier(const struct storage_worker_stats *ts,
     }
 }
 
-void tier_stats(ADD_STAT add_stats, void *c)
+void items_stats_tier(ADD_STAT add_stats, void *c)
 {
     struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
     struct slabs_totals sl;
@@ -461,7 +459,6 @@ void tier_stats(ADD_STAT add_stats, void *c)
     STAT_U64("nvm_emulate_write_ns", emu_w);
     append_stat("nvm_tsc_ticks_per_ns", add_stats, c, "%.3f",
                 nvm_emulation_calibration());
-    items_restart_stats(add_stats, c);
 }
 
 static void tier_class_stat(ADD_STAT add_stats, void *c, unsigned int id,

@@ -39,13 +39,6 @@
 #define TIER_TICK_BUSY_NS (1000 * 1000)
 #define TIER_TICK_IDLE_NS (10 * 1000 * 1000)
 
-/* Should an N item whose counter just became `counter` move to D? */
-bool wants_promotion(unsigned int clsid, uint32_t counter)
-{
-    return active_policy->wants_promotion != NULL
-        && active_policy->wants_promotion(clsid, counter);
-}
-
 /* Does the policy move MQ victims to the N-zone? */
 bool policy_demotes(void)
 {
@@ -300,6 +293,7 @@ const struct tier_engine policy_engine = {
     .promote_at = engine_promote_at,
     .key_in_dram = key_in_dram,
     .free_d_chunk = free_d_chunk,
+    .release = item_remove,
 };
 
 const struct migrate_engine tier_engine = {

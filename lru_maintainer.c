@@ -27,7 +27,9 @@
 #include "bg_thread.h"
 #include "clock.h"
 #include "crawler.h"
+#include "items_crawl.h"
 #include "items_mq.h"
+#include "settings.h"
 #include "slab_class.h"
 #include "slabs.h"
 #include "slabs_automove.h"
@@ -92,7 +94,11 @@ void lru_maintainer_stop(void)
     bg_thread_stop(&maint_thr);
 }
 
-uint64_t lru_maintainer_juggles(void)
+void lru_maintainer_stats(ADD_STAT add_stats, void *c)
 {
-    return atomic_load_explicit(&juggles, memory_order_relaxed);
+    if (settings.lru_maintainer_thread) {
+        append_stat("lru_maintainer_juggles", add_stats, c, "%llu",
+                    (unsigned long long)atomic_load_explicit(
+                        &juggles, memory_order_relaxed));
+    }
 }

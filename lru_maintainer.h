@@ -1,6 +1,6 @@
 /*
- * lru_maintainer.h: the LRU maintainer thread (lru_maintainer.c) and the
- * D-zone service it uses from items_d.c.
+ * lru_maintainer.h: the LRU maintainer thread (lru_maintainer.c); the
+ * D-zone service it uses from items_d.c is items_crawl.h's.
  *
  * With `lru_maintainer` on (memcached's default; `-o no_lru_maintainer`
  * turns it off) a thread looks at the tails of every class's MQ queues
@@ -16,19 +16,16 @@
 #ifndef LRU_MAINTAINER_H
 #define LRU_MAINTAINER_H
 
-#include <stdint.h>
+#include "stat_line.h"
 
 /* Start/stop the thread (storage_start_threads / storage_stop_threads);
  * start returns 0 when running. */
 int lru_maintainer_start(void);
 void lru_maintainer_stop(void);
 
-/* The thread's rounds over all classes (`stats` lru_maintainer_juggles). */
-uint64_t lru_maintainer_juggles(void);
-
-/* items_d.c: reclaim up to max dead items found at the tails of class
- * clsid's queues (MQ_TAIL_SEARCH items looked at per queue and try);
- * returns how many.  Call without item locks. */
-unsigned int items_reclaim_tails(unsigned int clsid, unsigned int max);
+/* `stats`'s lru_maintainer_juggles (the thread's rounds over all
+ * classes), listed when the maintainer is on, as memcached lists it;
+ * storage.c puts it in its listing (storage_stats_general). */
+void lru_maintainer_stats(ADD_STAT add_stats, void *c);
 
 #endif

@@ -6,7 +6,9 @@
  * Owns:
  *   - the access-counter arithmetic: saturating bump and the lazy form of
  *     the paper's per-epoch decay (the items and their counters belong to
- *     the storage engine, which calls these under its item lock);
+ *     the storage engine, which calls these under its item lock), inline
+ *     in migrate.h with the request count, so that a hit does not enter
+ *     this file;
  *   - the decay epoch, advanced by migrate_tick() every decay period of
  *     storage requests (storage_worker.c sums the workers'
  *     stats.tier_requests, which the engine counts: every storage
@@ -28,9 +30,10 @@
  *     callbacks take item and slabs locks inside it, and nobody holding
  *     those may call migrate_tick().
  *   - Workers never take a lock here.  migrate_threshold() and
- *     migrate_epoch() are atomic loads; migrate_count_request() bumps the
- *     worker's own per-thread counters with STAT_INCR; promotions are
- *     counted with atomic adds (workers promote in tier_promote=sync).
+ *     migrate_epoch() (migrate.h) are atomic loads; migrate_count_request()
+ *     (migrate.h) bumps the worker's own per-thread counters with
+ *     STAT_INCR; promotions are counted with atomic adds (workers promote
+ *     in tier_promote=sync).
  *   - The promotion queue is a bounded multi-producer ring with one
  *     sequence number per cell (D. Vyukov's bounded queue): a producer
  *     claims a cell with a CAS on the enqueue position, fills it and
@@ -69,43 +72,11 @@
 #include <pthread.h>
 #include <string.h>
 
-/* ---- counters and decay ---- */
+/* ---- the decay epoch ----
+ * The counter arithmetic and the request count are migrate.h's inline
+ * functions: every hit runs them. */
 
-uint32_t migrate_counter_bump(uint32_t counter, uint32_t max)
-{
-    return counter >= max ? max : counter + 1;
-}
-
-/*
- * The paper's rule, applied at the end of every epoch to every item:
- *
- *     counter = counter >> (idle_periods + 1);  zero once idle_periods = 3
- *
- * where idle_periods counts the epochs in a row, before the one ending,
- * in which the item was not accessed: 0 at the end of the epoch of its last
- * access, 1 at the end of the next one, and so on.  An item last accessed
- * in epoch s and looked at in epoch s + k (k = elapsed) has been through k
- * such decays, with idle_periods = 0, 1, ..., k - 1, so
- *
- *     k = 0: counter                        (no epoch ended)
- *     k = 1: counter >> 1
- *     k = 2: counter >> (1 + 2)      = counter >> 3
- *     k = 3: counter >> (1 + 2 + 3)  = counter >> 6
- *     k >= 4: 0                      (the 4th decay sees idle_periods = 3)
- *
- * Shifts compose by adding (floor(floor(c / 2^a) / 2^b) = floor(c / 2^(a+b))),
- * so the shift after k decays is the triangular number k(k + 1) / 2.
- */
-#define DECAY_ZERO_AFTER_IDLE 3
-
-uint32_t migrate_decay(uint32_t counter, uint32_t elapsed_epochs)
-{
-    if (elapsed_epochs > DECAY_ZERO_AFTER_IDLE) {
-        return 0;
-    }
-    uint32_t shift = elapsed_epochs * (elapsed_epochs + 1) / 2;
-    return counter >> shift;
-}
+_Atomic uint32_t migrate_epoch_now;
 
 /*
  * tier_decay_period=auto (the default under tier_policy=hotter): an epoch
@@ -270,7 +241,6 @@ static struct {
     unsigned int nclasses;                  /* set by migrate_init */
     uint32_t threshold_max;                 /* set by migrate_init */
 
-    _Atomic uint32_t epoch;
     uint64_t epoch_start_requests;          /* tier thread */
     _Atomic uint64_t decay_period;          /* tier thread writes */
 
@@ -361,7 +331,7 @@ void migrate_init(unsigned int nclasses)
     for (unsigned int c = 0; c < MAX_NUMBER_OF_SLAB_CLASSES; c++) {
         class_init(c, settings.tier.threshold_init, mig.threshold_max);
     }
-    atomic_store(&mig.epoch, 0);
+    atomic_store(&migrate_epoch_now, 0);
     mig.epoch_start_requests = tier_requests_total();
     atomic_store(&mig.decay_period, settings.tier.decay_period);
     queue_init();
@@ -373,11 +343,6 @@ void migrate_init(unsigned int nclasses)
     pthread_mutex_unlock(&mig.tick_lock);
 }
 
-uint32_t migrate_epoch(void)
-{
-    return atomic_load_explicit(&mig.epoch, memory_order_acquire);
-}
-
 uint32_t migrate_threshold(unsigned int clsid)
 {
     if (!valid_class(clsid)) {
@@ -386,21 +351,6 @@ uint32_t migrate_threshold(unsigned int clsid)
     }
     return atomic_load_explicit(&mig.cls[clsid].threshold,
                                 memory_order_relaxed);
-}
-
-/* A NULL thread (a caller that is not a worker) is not counted: the
- * per-class periods measure client traffic only. */
-void migrate_count_request(struct storage_worker *w, unsigned int clsid,
-                           bool in_dram)
-{
-    if (w == NULL || !valid_class(clsid)) {
-        return;
-    }
-    if (in_dram) {
-        STAT_INCR(w->stats.tier_d_hits[clsid]);
-    } else {
-        STAT_INCR(w->stats.tier_n_hits[clsid]);
-    }
 }
 
 /* The engine calls this once per successful promotion, whether a worker
@@ -583,9 +533,9 @@ static unsigned int advance_epochs(void)
     }
     while (requests - mig.epoch_start_requests >= period) {
         mig.epoch_start_requests += period;
-        uint32_t epoch = atomic_load_explicit(&mig.epoch,
+        uint32_t epoch = atomic_load_explicit(&migrate_epoch_now,
                                               memory_order_relaxed) + 1;
-        atomic_store_explicit(&mig.epoch, epoch, memory_order_release);
+        atomic_store_explicit(&migrate_epoch_now, epoch, memory_order_release);
         atomic_fetch_add_explicit(&mig.decay_epochs, 1,
                                   memory_order_relaxed);
         if (mig.have_engine && mig.engine.decay_walk != NULL) {

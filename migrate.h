@@ -2,30 +2,73 @@
  * migrate.h: hotness, decay epochs, promotion queue and per-class
  * migration thresholds (HMCached section 3.3, doc/tiering.md "Hotness and migration").
  *
- * migrate.c owns the arithmetic and the bookkeeping; the storage engine
- * (items.c, slabs_tier.c, clock_nvm.c) owns the items and calls in here on
- * the request path, and the tier thread (started by storage_start_threads)
+ * migrate.c owns the bookkeeping and the arithmetic (the part of it every
+ * hit runs is inline below, so that a hit does not enter migrate.c); the
+ * storage engine (items.c, slabs_tier.c, clock_nvm.c) owns the items and
+ * calls in here on the request path, and the tier thread (started by storage_start_threads)
  * calls migrate_tick() to advance epochs, adjust thresholds and drain the
  * promotion queue through the engine's callbacks.
  */
 #ifndef MIGRATE_H
 #define MIGRATE_H
 
+#include "slab_class.h"
+#include "stat_counter.h"
 #include "storage_worker.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- counters and decay (pure arithmetic) ----
- * A counter saturates at `max`.  Decay at the end of each epoch:
- * counter >> (idle_periods + 1), zero after 3 idle periods; applied lazily
- * from an epoch stamp: `elapsed` epochs since the item's last access. */
-uint32_t migrate_counter_bump(uint32_t counter, uint32_t max);
-uint32_t migrate_decay(uint32_t counter, uint32_t elapsed_epochs);
+/* ---- counters and decay (pure arithmetic), inline: every hit runs it ----
+ * A counter saturates at `max`. */
+static inline uint32_t migrate_counter_bump(uint32_t counter, uint32_t max)
+{
+    return counter >= max ? max : counter + 1;
+}
 
-/* The current decay epoch (wraps; compare stamps modulo 2^bits). */
-uint32_t migrate_epoch(void);
+/*
+ * The paper's rule, applied at the end of every epoch to every item:
+ *
+ *     counter = counter >> (idle_periods + 1);  zero once idle_periods = 3
+ *
+ * where idle_periods counts the epochs in a row, before the one ending,
+ * in which the item was not accessed: 0 at the end of the epoch of its last
+ * access, 1 at the end of the next one, and so on.  It is applied lazily,
+ * from an epoch stamp: an item last accessed in epoch s and looked at in
+ * epoch s + k (k = elapsed) has been through k such decays, with
+ * idle_periods = 0, 1, ..., k - 1, so
+ *
+ *     k = 0: counter                        (no epoch ended)
+ *     k = 1: counter >> 1
+ *     k = 2: counter >> (1 + 2)      = counter >> 3
+ *     k = 3: counter >> (1 + 2 + 3)  = counter >> 6
+ *     k >= 4: 0                      (the 4th decay sees idle_periods = 3)
+ *
+ * Shifts compose by adding (floor(floor(c / 2^a) / 2^b) = floor(c / 2^(a+b))),
+ * so the shift after k decays is the triangular number k(k + 1) / 2.
+ */
+#define DECAY_ZERO_AFTER_IDLE 3
+
+static inline uint32_t migrate_decay(uint32_t counter,
+                                     uint32_t elapsed_epochs)
+{
+    if (elapsed_epochs > DECAY_ZERO_AFTER_IDLE) {
+        return 0;
+    }
+    uint32_t shift = elapsed_epochs * (elapsed_epochs + 1) / 2;
+    return counter >> shift;
+}
+
+/* The current decay epoch (wraps; compare stamps modulo 2^bits); only
+ * migrate_tick() and migrate_init() write it. */
+extern _Atomic uint32_t migrate_epoch_now;
+
+static inline uint32_t migrate_epoch(void)
+{
+    return atomic_load_explicit(&migrate_epoch_now, memory_order_acquire);
+}
 
 /* ---- Algorithm 1: one class's threshold ---- */
 struct threshold_state {
@@ -53,9 +96,21 @@ uint32_t threshold_step(struct threshold_state *st,
 void migrate_init(unsigned int nclasses);
 uint32_t migrate_threshold(unsigned int clsid);
 /* Count one request that found its key in class clsid (in the D-zone or
- * the N-zone); per-thread, no locks. */
-void migrate_count_request(struct storage_worker *w, unsigned int clsid,
-                           bool in_dram);
+ * the N-zone); per-thread, no locks.  A NULL thread (a caller that is not
+ * a worker) is not counted: the per-class periods measure client traffic
+ * only.  Inline: every hit runs it. */
+static inline void migrate_count_request(struct storage_worker *w,
+                                         unsigned int clsid, bool in_dram)
+{
+    if (w == NULL || clsid >= MAX_NUMBER_OF_SLAB_CLASSES) {
+        return;
+    }
+    if (in_dram) {
+        STAT_INCR(w->stats.tier_d_hits[clsid]);
+    } else {
+        STAT_INCR(w->stats.tier_n_hits[clsid]);
+    }
+}
 /* Count a promotion and the N-zone lines it read (C_mig). */
 void migrate_count_promotion(unsigned int clsid, uint64_t nvm_lines);
 

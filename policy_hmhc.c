@@ -40,7 +40,6 @@
 #include "clock_nvm.h"
 #include "hash.h"
 #include "item_lock.h"
-#include "items.h"
 #include "items_mq.h"
 #include "migrate.h"
 #include "slab_class.h"
@@ -146,7 +145,7 @@ static bool claim(item *it, uint64_t *hv_out)
     uint64_t hv = hash_key(ITEM_key(it), it->nkey);
     if (item_trylock(hv) != 0) {
         count_stat(&stat_skipped, 1);
-        item_remove(it);
+        tier_engine_ops->release(it);
         return false;
     }
     if ((it->it_flags & ITEM_LINKED) == 0
@@ -154,7 +153,7 @@ static bool claim(item *it, uint64_t *hv_out)
                                     memory_order_acquire) > 2) {
         count_stat(&stat_skipped, 1);
         item_unlock(hv);
-        item_remove(it);
+        tier_engine_ops->release(it);
         return false;
     }
     *hv_out = hv;
@@ -164,7 +163,7 @@ static bool claim(item *it, uint64_t *hv_out)
 static void release(item *it, uint64_t hv)
 {
     item_unlock(hv);
-    item_remove(it);
+    tier_engine_ops->release(it);
 }
 
 /* The lowest-priority acceptable item among the next HMHC_SAMPLE of the
@@ -185,7 +184,7 @@ static item *do_sample_victim(struct sampler *s, unsigned int clsid,
            && (it = do_next_candidate(s, clsid, &ends_left)) != NULL) {
         looked++;
         if (it == best) {
-            item_remove(it);    /* seen again this round: drop the pin */
+            tier_engine_ops->release(it);    /* seen again this round: drop the pin */
             continue;
         }
         uint64_t hv;

@@ -13,9 +13,9 @@
  * reassign_period() what to move and moves the pages itself.
  *
  * Synchronisation:
- *   - note_table (the pointer) is published with a release store by
- *     reassign_init() and read with an acquire load by every note, so a
- *     note never sees a half-built table.  Init and shutdown must not run
+ *   - reassign_notes (the table's pointer) is published with a release
+ *     store by reassign_init() and read with an acquire load by every
+ *     note, so a note never sees a half-built table.  Init and shutdown must not run
  *     while anyone notes.
  *   - A slot's cells are written by the slot's one owner only, with relaxed
  *     atomic load + store (stat_counter.h's STAT_INCR pattern): no lock, no
@@ -26,7 +26,10 @@
  *     exact; nothing is consumed, so nothing can overflow or be lost.
  *   - reassign_lock guards the mapping set and the stats; taken by the
  *     drainer, reassign_period() and the stats getters, never by a note.
- *   - notes_rejected is a relaxed atomic counter (error path only).
+ *   - reassign_notes_rejected is a relaxed atomic counter (error path
+ *     only).
+ * The note itself and the bucket of a counter are inline in reassign_dp.h
+ * (every hit notes).
  *
  * Where this deliberately differs from the paper:
  *   - The paper's lock-free array of 8-byte (old,new) records drained into
@@ -76,20 +79,6 @@
 
 /* ---- counter buckets ---- */
 
-unsigned reassign_bucket_of(uint32_t counter)
-{
-    if (counter > REASSIGN_COUNTER_MAX) {
-        counter = REASSIGN_COUNTER_MAX;
-    }
-    if (counter < REASSIGN_EXACT_BUCKETS) {
-        return counter;
-    }
-    unsigned octave = 31 - (unsigned)__builtin_clz(counter); /* 8..15 */
-    unsigned slice = (counter >> (octave - 3)) & (REASSIGN_LOG_SLICES - 1);
-    return REASSIGN_EXACT_BUCKETS + (octave - 8) * REASSIGN_LOG_SLICES
-           + slice;
-}
-
 uint32_t reassign_bucket_low(unsigned bucket)
 {
     if (bucket >= REASSIGN_NBUCKETS) {
@@ -112,84 +101,10 @@ uint32_t reassign_bucket_high(unsigned bucket)
     return reassign_bucket_low(bucket + 1) - 1;
 }
 
-/* ---- the note table (request path) ---- */
+/* ---- the note table (request path: reassign_dp.h) ---- */
 
-struct hist_cell {
-    _Atomic uint64_t items;       /* net items entered, wrapping */
-    _Atomic uint64_t counter_sum; /* net counter values entered, wrapping */
-};
-
-struct note_slot {
-    struct hist_cell cells[REASSIGN_MAX_CLASSES][REASSIGN_NBUCKETS];
-};
-
-struct note_table {
-    unsigned nworkers;
-    unsigned nslots;
-    struct note_slot *slots;
-};
-
-static struct note_table *_Atomic note_table;
-static _Atomic uint64_t notes_rejected;
-
-/* Single writer per slot: a plain add made of relaxed load and store. */
-static inline void cell_add(struct hist_cell *cell, uint64_t items,
-                            uint64_t counter_sum)
-{
-    atomic_store_explicit(&cell->items,
-        atomic_load_explicit(&cell->items, memory_order_relaxed) + items,
-        memory_order_relaxed);
-    atomic_store_explicit(&cell->counter_sum,
-        atomic_load_explicit(&cell->counter_sum, memory_order_relaxed)
-            + counter_sum,
-        memory_order_relaxed);
-}
-
-static inline uint32_t clamp_counter(int counter)
-{
-    return counter > REASSIGN_COUNTER_MAX ? REASSIGN_COUNTER_MAX
-                                          : (uint32_t)counter;
-}
-
-void reassign_note(unsigned slot, unsigned cls, int old_counter,
-                   int new_counter)
-{
-    struct note_table *t =
-        atomic_load_explicit(&note_table, memory_order_acquire);
-    if (t == NULL) {
-        return;
-    }
-    if (slot >= t->nslots || cls >= REASSIGN_MAX_CLASSES) {
-        atomic_fetch_add_explicit(&notes_rejected, 1, memory_order_relaxed);
-        return;
-    }
-    if (old_counter == new_counter || (old_counter < 0 && new_counter < 0)) {
-        return;
-    }
-    struct hist_cell *cells = t->slots[slot].cells[cls];
-    if (old_counter >= 0 && new_counter >= 0) {
-        uint32_t from = clamp_counter(old_counter);
-        uint32_t to = clamp_counter(new_counter);
-        unsigned bfrom = reassign_bucket_of(from);
-        unsigned bto = reassign_bucket_of(to);
-        if (bfrom == bto) {
-            /* the common +1 on a hit: one cell, the count unchanged */
-            cell_add(&cells[bto], 0, (uint64_t)to - from);
-            return;
-        }
-        cell_add(&cells[bfrom], UINT64_MAX, 0 - (uint64_t)from);
-        cell_add(&cells[bto], 1, to);
-        return;
-    }
-    if (old_counter >= 0) {
-        uint32_t from = clamp_counter(old_counter);
-        cell_add(&cells[reassign_bucket_of(from)], UINT64_MAX,
-                 0 - (uint64_t)from);
-        return;
-    }
-    uint32_t to = clamp_counter(new_counter);
-    cell_add(&cells[reassign_bucket_of(to)], 1, to);
-}
+struct note_table *_Atomic reassign_notes;
+_Atomic uint64_t reassign_notes_rejected;
 
 /* ---- the mapping set and stats (reassign_lock) ---- */
 
@@ -209,7 +124,7 @@ static void reset_stats_locked(void)
 {
     memset(&last_stats, 0, sizeof(last_stats));
     memset(last_class, 0, sizeof(last_class));
-    atomic_store_explicit(&notes_rejected, 0, memory_order_relaxed);
+    atomic_store_explicit(&reassign_notes_rejected, 0, memory_order_relaxed);
 }
 
 int reassign_init(unsigned nworkers)
@@ -234,14 +149,14 @@ int reassign_init(unsigned nworkers)
     mapping_set_clear_locked();
     reset_stats_locked();
     pthread_mutex_unlock(&reassign_lock);
-    atomic_store_explicit(&note_table, t, memory_order_release);
+    atomic_store_explicit(&reassign_notes, t, memory_order_release);
     return 0;
 }
 
 void reassign_shutdown(void)
 {
     struct note_table *t =
-        atomic_exchange_explicit(&note_table, NULL, memory_order_acq_rel);
+        atomic_exchange_explicit(&reassign_notes, NULL, memory_order_acq_rel);
     if (t != NULL) {
         free(t->slots);
         free(t);
@@ -251,21 +166,21 @@ void reassign_shutdown(void)
 unsigned reassign_slot_tier(void)
 {
     struct note_table *t =
-        atomic_load_explicit(&note_table, memory_order_acquire);
+        atomic_load_explicit(&reassign_notes, memory_order_acquire);
     return t == NULL ? 0 : t->nworkers;
 }
 
 unsigned reassign_slot_crawler(void)
 {
     struct note_table *t =
-        atomic_load_explicit(&note_table, memory_order_acquire);
+        atomic_load_explicit(&reassign_notes, memory_order_acquire);
     return t == NULL ? 0 : t->nworkers + 1;
 }
 
 unsigned reassign_slot_mover(void)
 {
     struct note_table *t =
-        atomic_load_explicit(&note_table, memory_order_acquire);
+        atomic_load_explicit(&reassign_notes, memory_order_acquire);
     return t == NULL ? 0 : t->nworkers + 2;
 }
 
@@ -299,7 +214,7 @@ static void clamp_negative_locked(void)
 void reassign_drain(void)
 {
     struct note_table *t =
-        atomic_load_explicit(&note_table, memory_order_acquire);
+        atomic_load_explicit(&reassign_notes, memory_order_acquire);
     pthread_mutex_lock(&reassign_lock);
     mapping_set_clear_locked();
     if (t != NULL) {
@@ -928,7 +843,7 @@ void reassign_stats_get(struct reassign_stats *out)
     *out = last_stats;
     pthread_mutex_unlock(&reassign_lock);
     out->notes_rejected =
-        atomic_load_explicit(&notes_rejected, memory_order_relaxed);
+        atomic_load_explicit(&reassign_notes_rejected, memory_order_relaxed);
 }
 
 bool reassign_class_stats_get(unsigned cls, struct reassign_class_stats *out)

@@ -26,7 +26,9 @@
 #ifndef REASSIGN_DP_H
 #define REASSIGN_DP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Slab class ids index arrays directly (memcached's ids are 1..63; class 0
@@ -46,7 +48,19 @@
 #define REASSIGN_NBUCKETS (REASSIGN_EXACT_BUCKETS + 8 * REASSIGN_LOG_SLICES)
 
 /* Bucket of a counter value, and the value range [low, high] it covers. */
-unsigned reassign_bucket_of(uint32_t counter);
+static inline unsigned reassign_bucket_of(uint32_t counter)
+{
+    if (counter > REASSIGN_COUNTER_MAX) {
+        counter = REASSIGN_COUNTER_MAX;
+    }
+    if (counter < REASSIGN_EXACT_BUCKETS) {
+        return counter;
+    }
+    unsigned octave = 31 - (unsigned)__builtin_clz(counter); /* 8..15 */
+    unsigned slice = (counter >> (octave - 3)) & (REASSIGN_LOG_SLICES - 1);
+    return REASSIGN_EXACT_BUCKETS + (octave - 8) * REASSIGN_LOG_SLICES
+           + slice;
+}
 uint32_t reassign_bucket_low(unsigned bucket);
 uint32_t reassign_bucket_high(unsigned bucket);
 
@@ -64,6 +78,48 @@ unsigned reassign_slot_tier(void);
 unsigned reassign_slot_crawler(void);
 unsigned reassign_slot_mover(void);
 
+/* ---- the note table (request path) ----
+ * reassign_dp.c's; here so that a note is inline and a hit does not
+ * enter reassign_dp.c.  reassign_init publishes the table (release) and
+ * reassign_shutdown takes it away; a slot's cells are written by their
+ * one owner with relaxed load + store (see reassign_dp.c). */
+struct hist_cell {
+    _Atomic uint64_t items;       /* net items entered, wrapping */
+    _Atomic uint64_t counter_sum; /* net counter values entered, wrapping */
+};
+
+struct note_slot {
+    struct hist_cell cells[REASSIGN_MAX_CLASSES][REASSIGN_NBUCKETS];
+};
+
+struct note_table {
+    unsigned nworkers;
+    unsigned nslots;
+    struct note_slot *slots;
+};
+
+extern struct note_table *_Atomic reassign_notes;
+extern _Atomic uint64_t reassign_notes_rejected;
+
+/* Single writer per slot: a plain add made of relaxed load and store. */
+static inline void reassign_cell_add(struct hist_cell *cell, uint64_t items,
+                                     uint64_t counter_sum)
+{
+    atomic_store_explicit(&cell->items,
+        atomic_load_explicit(&cell->items, memory_order_relaxed) + items,
+        memory_order_relaxed);
+    atomic_store_explicit(&cell->counter_sum,
+        atomic_load_explicit(&cell->counter_sum, memory_order_relaxed)
+            + counter_sum,
+        memory_order_relaxed);
+}
+
+static inline uint32_t reassign_clamp_counter(int counter)
+{
+    return counter > REASSIGN_COUNTER_MAX ? REASSIGN_COUNTER_MAX
+                                          : (uint32_t)counter;
+}
+
 /* Request path: one item of class `cls` changed its counter from
  * old_counter to new_counter.  old_counter -1: a new item (stored, or
  * arrived from another class); new_counter -1: the item left (deleted,
@@ -72,8 +128,46 @@ unsigned reassign_slot_mover(void);
  * No locks, no read-modify-write, no spinning, and it cannot overflow or
  * lose a record; notes before reassign_init() are ignored, notes with a bad
  * slot or class are counted in reassign_stats.notes_rejected. */
-void reassign_note(unsigned slot, unsigned cls, int old_counter,
-                   int new_counter);
+static inline void reassign_note(unsigned slot, unsigned cls,
+                                 int old_counter, int new_counter)
+{
+    struct note_table *t =
+        atomic_load_explicit(&reassign_notes, memory_order_acquire);
+    if (t == NULL) {
+        return;
+    }
+    if (slot >= t->nslots || cls >= REASSIGN_MAX_CLASSES) {
+        atomic_fetch_add_explicit(&reassign_notes_rejected, 1,
+                                  memory_order_relaxed);
+        return;
+    }
+    if (old_counter == new_counter || (old_counter < 0 && new_counter < 0)) {
+        return;
+    }
+    struct hist_cell *cells = t->slots[slot].cells[cls];
+    if (old_counter >= 0 && new_counter >= 0) {
+        uint32_t from = reassign_clamp_counter(old_counter);
+        uint32_t to = reassign_clamp_counter(new_counter);
+        unsigned bfrom = reassign_bucket_of(from);
+        unsigned bto = reassign_bucket_of(to);
+        if (bfrom == bto) {
+            /* the common +1 on a hit: one cell, the count unchanged */
+            reassign_cell_add(&cells[bto], 0, (uint64_t)to - from);
+            return;
+        }
+        reassign_cell_add(&cells[bfrom], UINT64_MAX, 0 - (uint64_t)from);
+        reassign_cell_add(&cells[bto], 1, to);
+        return;
+    }
+    if (old_counter >= 0) {
+        uint32_t from = reassign_clamp_counter(old_counter);
+        reassign_cell_add(&cells[reassign_bucket_of(from)], UINT64_MAX,
+                          0 - (uint64_t)from);
+        return;
+    }
+    uint32_t to = reassign_clamp_counter(new_counter);
+    reassign_cell_add(&cells[reassign_bucket_of(to)], 1, to);
+}
 
 /* Tier thread: aggregate every slot into the mapping set that curves and
  * the getters read.  O(slots * classes * buckets) relaxed loads. */

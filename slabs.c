@@ -33,8 +33,10 @@
  * slabs_free, not from headers).
  *
  * `stats slabs` counts each class's pages and chunks in both zones
- * (N pages from slabs_tier.c), and total_malloced both zones' pages
- * (doc/tiering.md "Stats with two zones").
+ * (N pages from the callback slabs_tier.c registers while it has a zone,
+ * slabs_set_n_pages: the slabs call nothing of the N-zone), and
+ * total_malloced both zones' pages (doc/tiering.md "Stats with two
+ * zones").
  *
  * dram_node=N (settings.nvm.dram_node >= 0) binds every D page to NUMA
  * node N as it is allocated (the -L region at start-up).
@@ -49,7 +51,6 @@
 #include "slabs.h"
 
 #include "bg_thread.h"
-#include "slabs_tier.h"
 #include "item.h"
 #include "nvm.h"
 #include "settings.h"
@@ -143,6 +144,7 @@ static struct {
 static struct bg_thread rebal_thr = BG_THREAD_INIT("mc-slabmaint", &slabs_lock);
 static pthread_cond_t rebal_idle_cond = PTHREAD_COND_INITIALIZER;
 static slabs_page_evictor page_evictor;
+static slabs_n_pages_fn n_pages_of;           /* slabs_lock */
 
 /* ---- class table ---- */
 
@@ -1066,6 +1068,13 @@ void slabs_set_page_evictor(slabs_page_evictor evictor)
     pthread_mutex_unlock(&slabs_lock);
 }
 
+void slabs_set_n_pages(slabs_n_pages_fn fn)
+{
+    pthread_mutex_lock(&slabs_lock);
+    n_pages_of = fn;
+    pthread_mutex_unlock(&slabs_lock);
+}
+
 int slabs_start_rebalance_thread(void)
 {
     int rc = bg_thread_start(&rebal_thr, rebalance_thread, NULL);
@@ -1198,7 +1207,7 @@ static void class_hit_stats(ADD_STAT add_stats, void *c, unsigned int id,
 static uint64_t do_reported_malloced(void)
 {
     const struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
-    if (slabs_tier_active()) {
+    if (n_pages_of != NULL) {
         return zm->malloced - (uint64_t)global_pool.npages * page_size;
     }
     return zm->region_is_file ? zm->prealloc_size : zm->malloced;
@@ -1229,14 +1238,18 @@ void slabs_stats(ADD_STAT add_stats, void *c)
         snap[id].free_chunks = slabclass[id].pool[SLAB_ZONE_DRAM].free_count;
     }
     malloced = do_reported_malloced();
+    slabs_n_pages_fn n_pages = n_pages_of;
     pthread_mutex_unlock(&slabs_lock);
     /* the N-zone's pages of each class count too (slabs_tier.c), so that
      * used_chunks, total_chunks and total_malloced describe one cache */
-    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
-        unsigned int n_pages = slabs_tier_class_pages(id);
-        snap[id].pages += n_pages;
-        snap[id].free_chunks += slabs_tier_class_free_chunks(id);
-        malloced += (uint64_t)n_pages * page_size;
+    for (unsigned int id = POWER_SMALLEST;
+            n_pages != NULL && id <= power_largest; id++) {
+        unsigned int pages = 0;
+        uint64_t free_chunks = 0;
+        n_pages(id, &pages, &free_chunks);
+        snap[id].pages += pages;
+        snap[id].free_chunks += free_chunks;
+        malloced += (uint64_t)pages * page_size;
     }
 
     for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {

@@ -119,6 +119,13 @@ typedef unsigned int (*slabs_page_evictor)(unsigned int clsid,
                                            const void *start,
                                            const void *end, bool rescue);
 void slabs_set_page_evictor(slabs_page_evictor evictor);
+/* The N-zone's part of class id for `stats slabs` and total_malloced: its
+ * pages and their free chunks.  slabs_tier.c registers it while it has a
+ * zone (NULL: none; called without slabs_lock), so that the slabs need
+ * nothing of the N-zone. */
+typedef void (*slabs_n_pages_fn)(unsigned int id, unsigned int *pages,
+                                 uint64_t *free_chunks);
+void slabs_set_n_pages(slabs_n_pages_fn fn);
 /* slabs_reassign, moving only a page none of whose chunks holds an item;
  * when the source has none when the move starts, nothing moves (the
  * automover's return of free pages to the global pool). */

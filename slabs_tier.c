@@ -59,35 +59,22 @@
 /* The location word keeps offset / 8 in 35 bits (hash_desc.h). */
 #define ZONE_ADDRESSABLE ((uint64_t)1 << 38)
 
-struct npage {
-    /* used chunks, one bit each, then the summary (tier_lock): bit w set
-     * when bitmap word w has a free chunk; NULL: not given */
-    _Atomic(_Atomic uint64_t *) bits;
-    _Atomic uint8_t clsid;
-    bool on_free_stack;
-    bool moving;                 /* off every stack until its move ends */
-    uint32_t free;               /* free chunks */
-    uint32_t next_free;          /* free-page stack link: page + 1 */
-};
-
 struct nclass {
     uint32_t free_head;          /* page + 1 of a page with free chunks */
     _Atomic unsigned int npages; /* written under tier_lock */
     uint64_t free_chunks;
-    /* the class's page geometry, fixed at start-up */
-    uint32_t chunk_size;
+    /* the class's page geometry, fixed at start-up (its chunk size is
+     * slabs_tier_map's) */
     uint32_t perslab;            /* chunks per page */
     uint32_t nwords;             /* bitmap words per page */
     uint32_t nsummary;           /* summary words after them */
 };
 
+struct slabs_tier_map slabs_tier_map;
+
 static struct {
-    bool active;
-    size_t page_size;
     uint64_t first_page;         /* pages before it hold nzone.c's data */
-    uint64_t pages_total;
     _Atomic uint64_t pages_used;
-    struct npage *pages;
     struct nclass cls[MAX_NUMBER_OF_SLAB_CLASSES];
     uint64_t bitmap_bytes;
     /* bitmaps of pages that changed class: a reader without the lock may
@@ -108,7 +95,7 @@ static void describe_geometry(uint64_t usable, uint32_t item_header_bytes,
 {
     memset(g, 0, sizeof(*g));
     g->zone_bytes = usable;
-    g->page_size = tz.page_size;
+    g->page_size = slabs_tier_map.page_size;
     g->item_size_max = (uint32_t)settings.item_size_max;
     g->chunk_size_min = (uint32_t)settings.chunk_size;
     g->factor = settings.factor;
@@ -130,7 +117,8 @@ static void set_class_geometry(void);
  * (slabs_tier_restore_done). */
 static bool restore_pages(void)
 {
-    for (uint64_t page = tz.first_page; page < tz.pages_total; page++) {
+    for (uint64_t page = tz.first_page; page < slabs_tier_map.pages_total;
+            page++) {
         unsigned int id = nzone_page_class(page);
         if (id == 0) {
             break;
@@ -144,15 +132,27 @@ static bool restore_pages(void)
     return true;
 }
 
+/* `stats slabs`' N pages of class id and their free chunks (slabs.h
+ * slabs_set_n_pages) */
+static void class_use(unsigned int id, unsigned int *pages,
+                      uint64_t *free_chunks)
+{
+    pthread_mutex_lock(&tier_lock);
+    *pages = tz.cls[id].npages;
+    *free_chunks = tz.cls[id].free_chunks;
+    pthread_mutex_unlock(&tier_lock);
+}
+
 void slabs_tier_init(uint32_t item_header_bytes,
                      struct nzone_attach_result *start)
 {
     memset(&tz, 0, sizeof(tz));
+    memset(&slabs_tier_map, 0, sizeof(slabs_tier_map));
     memset(start, 0, sizeof(*start));
     if (nvm_zone.base == NULL || nvm_zone.size == 0) {
         return;
     }
-    tz.page_size = slabs_page_size();
+    slabs_tier_map.page_size = slabs_page_size();
     set_class_geometry();
     uint64_t usable = settings.nvm.size < nvm_zone.size ? settings.nvm.size
                                                         : nvm_zone.size;
@@ -174,21 +174,25 @@ void slabs_tier_init(uint32_t item_header_bytes,
         fprintf(stderr, "%s\n", err);
         exit(EX_CONFIG);
     }
-    tz.pages_total = start->pages;
+    slabs_tier_map.pages_total = start->pages;
     tz.first_page = start->first_page;
     atomic_store(&tz.pages_used, tz.first_page);
-    tz.pages = calloc(tz.pages_total, sizeof(*tz.pages));
-    if (tz.pages == NULL || (start->start != NZONE_COLD && !restore_pages())) {
+    slabs_tier_map.pages = calloc(slabs_tier_map.pages_total,
+                                  sizeof(*slabs_tier_map.pages));
+    if (slabs_tier_map.pages == NULL
+            || (start->start != NZONE_COLD && !restore_pages())) {
         fprintf(stderr, "Failed to allocate the N-zone page table\n");
         exit(EXIT_FAILURE);
     }
-    tz.active = true;
+    slabs_tier_map.active = true;
+    slabs_set_n_pages(class_use);
 }
 
 void slabs_tier_destroy(void)
 {
+    slabs_set_n_pages(NULL);
     for (uint64_t i = 0; i < atomic_load(&tz.pages_used); i++) {
-        free((void *)atomic_load(&tz.pages[i].bits));
+        free((void *)atomic_load(&slabs_tier_map.pages[i].bits));
     }
     while (tz.retired != NULL) {
         struct retired_bits *r = tz.retired;
@@ -196,20 +200,21 @@ void slabs_tier_destroy(void)
         free((void *)r->bits);
         free(r);
     }
-    free(tz.pages);
+    free(slabs_tier_map.pages);
     memset(&tz, 0, sizeof(tz));
+    memset(&slabs_tier_map, 0, sizeof(slabs_tier_map));
 }
 
 bool slabs_tier_active(void)
 {
-    return tz.active;
+    return slabs_tier_map.active;
 }
 
 /* ---- allocation (tier_lock held) ---- */
 
 static void do_push_free_page(unsigned int id, uint64_t page)
 {
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     if (!pg->on_free_stack && !pg->moving) {
         pg->next_free = tz.cls[id].free_head;
         tz.cls[id].free_head = (uint32_t)(page + 1);
@@ -224,7 +229,7 @@ static void set_class_geometry(void)
     for (unsigned int id = POWER_SMALLEST; id <= slabs_largest_clsid();
             id++) {
         struct nclass *c = &tz.cls[id];
-        c->chunk_size = slabs_chunk_size(id);
+        slabs_tier_map.chunk_size[id] = slabs_chunk_size(id);
         c->perslab = slabs_chunks_per_page(id);
         c->nwords = (c->perslab + 63) / 64;
         c->nsummary = (c->nwords + 63) / 64;
@@ -268,7 +273,7 @@ static void do_give_page(uint64_t page, unsigned int id,
                          _Atomic uint64_t *bits)
 {
     unsigned int perslab = slabs_chunks_per_page(id);
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     atomic_store_explicit(&pg->clsid, (uint8_t)id, memory_order_relaxed);
     atomic_store_explicit(&pg->bits, bits, memory_order_release);
     pg->free = perslab;
@@ -284,7 +289,8 @@ static bool do_new_page(unsigned int id)
     uint64_t page = atomic_load_explicit(&tz.pages_used,
                                          memory_order_relaxed);
     unsigned int perslab = slabs_chunks_per_page(id);
-    if (!tz.active || page >= tz.pages_total || perslab == 0) {
+    if (!slabs_tier_map.active || page >= slabs_tier_map.pages_total
+            || perslab == 0) {
         return false;
     }
     _Atomic uint64_t *bits = new_page_bits(id);
@@ -321,7 +327,7 @@ static bool do_alloc(unsigned int id, uint64_t *off)
         return false;
     }
     uint64_t page = c->free_head - 1;
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
                                                   memory_order_relaxed);
     uint32_t w;
@@ -348,13 +354,15 @@ static bool do_alloc(unsigned int id, uint64_t *off)
         c->free_head = pg->next_free;
         pg->on_free_stack = false;
     }
-    *off = page * tz.page_size + ((uint64_t)w * 64 + b) * c->chunk_size;
+    *off = page * slabs_tier_map.page_size
+        + ((uint64_t)w * 64 + b) * slabs_tier_map.chunk_size[id];
     return true;
 }
 
 bool slabs_tier_alloc(unsigned int id, uint64_t *off)
 {
-    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+    if (!slabs_tier_map.active || id < POWER_SMALLEST
+            || id > slabs_largest_clsid()) {
         return false;
     }
     pthread_mutex_lock(&tier_lock);
@@ -365,28 +373,30 @@ bool slabs_tier_alloc(unsigned int id, uint64_t *off)
 
 bool slabs_tier_can_alloc(unsigned int id)
 {
-    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+    if (!slabs_tier_map.active || id < POWER_SMALLEST
+            || id > slabs_largest_clsid()) {
         return false;
     }
     pthread_mutex_lock(&tier_lock);
     bool ok = tz.cls[id].free_chunks > 0
-        || atomic_load(&tz.pages_used) < tz.pages_total;
+        || atomic_load(&tz.pages_used) < slabs_tier_map.pages_total;
     pthread_mutex_unlock(&tier_lock);
     return ok;
 }
 
 void slabs_tier_free(uint64_t off)
 {
-    uint64_t page = off / tz.page_size;
-    if (!tz.active || page >= tz.pages_total) {
+    uint64_t page = off / slabs_tier_map.page_size;
+    if (!slabs_tier_map.active || page >= slabs_tier_map.pages_total) {
         return;
     }
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     pthread_mutex_lock(&tier_lock);
     unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
     _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
                                                   memory_order_relaxed);
-    uint64_t chunk = (off - page * tz.page_size) / tz.cls[id].chunk_size;
+    uint64_t chunk = (off - page * slabs_tier_map.page_size)
+        / slabs_tier_map.chunk_size[id];
     uint64_t mask = (uint64_t)1 << (chunk % 64);
     uint64_t word = atomic_load_explicit(&bits[chunk / 64],
                                          memory_order_relaxed);
@@ -403,16 +413,17 @@ void slabs_tier_free(uint64_t off)
 
 bool slabs_tier_restore_chunk(uint64_t off)
 {
-    uint64_t page = off / tz.page_size;
-    if (!tz.active || page < tz.first_page || page >= tz.pages_total) {
+    uint64_t page = off / slabs_tier_map.page_size;
+    if (!slabs_tier_map.active || page < tz.first_page
+            || page >= slabs_tier_map.pages_total) {
         return false;
     }
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
     _Atomic uint64_t *bits = atomic_load_explicit(&pg->bits,
                                                   memory_order_relaxed);
     uint64_t chunk = id == 0 ? 0
-        : (off - page * tz.page_size) / slabs_chunk_size(id);
+        : (off - page * slabs_tier_map.page_size) / slabs_chunk_size(id);
     bool ok = bits != NULL && chunk < slabs_chunks_per_page(id);
     uint64_t mask = (uint64_t)1 << (chunk % 64);
     if (ok && (atomic_load_explicit(&bits[chunk / 64], memory_order_relaxed)
@@ -431,21 +442,12 @@ void slabs_tier_restore_done(void)
     pthread_mutex_lock(&tier_lock);
     uint64_t used = atomic_load(&tz.pages_used);
     for (uint64_t page = used; page-- > tz.first_page;) {
-        struct npage *pg = &tz.pages[page];
+        struct npage *pg = &slabs_tier_map.pages[page];
         if (pg->free > 0) {
             do_push_free_page(pg->clsid, page);
         }
     }
     pthread_mutex_unlock(&tier_lock);
-}
-
-unsigned int slabs_tier_clsid(uint64_t off)
-{
-    uint64_t page = tz.page_size ? off / tz.page_size : 0;
-    if (!tz.active || page >= tz.pages_total) {
-        return 0;
-    }
-    return atomic_load_explicit(&tz.pages[page].clsid, memory_order_relaxed);
 }
 
 /* ---- CLOCK support ---- */
@@ -457,13 +459,14 @@ uint64_t slabs_tier_pages_used(void)
 
 size_t slabs_tier_page_size(void)
 {
-    return tz.page_size;
+    return slabs_tier_map.page_size;
 }
 
 bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk)
 {
-    _Atomic uint64_t *bits = atomic_load_explicit(&tz.pages[page].bits,
-                                                  memory_order_acquire);
+    _Atomic uint64_t *bits =
+        atomic_load_explicit(&slabs_tier_map.pages[page].bits,
+                             memory_order_acquire);
     return bits != NULL
         && (atomic_load_explicit(&bits[chunk / 64], memory_order_relaxed)
             >> (chunk % 64)) & 1;
@@ -471,21 +474,24 @@ bool slabs_tier_chunk_used(uint64_t page, unsigned int chunk)
 
 bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
 {
-    if (!tz.active || id < POWER_SMALLEST || id > slabs_largest_clsid()) {
+    if (!slabs_tier_map.active || id < POWER_SMALLEST
+            || id > slabs_largest_clsid()) {
         return false;
     }
     unsigned int size = slabs_chunk_size(id);
     unsigned int perslab = slabs_chunks_per_page(id);
     uint64_t pages = slabs_tier_pages_used();
-    uint64_t page = *cursor / tz.page_size;
-    uint64_t chunk = (*cursor - page * tz.page_size + size - 1) / size;
+    uint64_t page = *cursor / slabs_tier_map.page_size;
+    uint64_t chunk = (*cursor - page * slabs_tier_map.page_size + size - 1)
+        / size;
     for (; page < pages; page++, chunk = 0) {
-        if (atomic_load_explicit(&tz.pages[page].clsid, memory_order_relaxed)
-                != id) {
+        if (atomic_load_explicit(&slabs_tier_map.pages[page].clsid,
+                                 memory_order_relaxed) != id) {
             continue;
         }
-        _Atomic uint64_t *bits = atomic_load_explicit(&tz.pages[page].bits,
-                                                      memory_order_acquire);
+        _Atomic uint64_t *bits =
+            atomic_load_explicit(&slabs_tier_map.pages[page].bits,
+                                 memory_order_acquire);
         for (uint64_t w = chunk / 64; bits != NULL && w * 64 < perslab;
                 w++) {
             uint64_t word = atomic_load_explicit(&bits[w],
@@ -500,12 +506,12 @@ bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
             if (c >= perslab) {
                 break;
             }
-            *off = page * tz.page_size + c * size;
+            *off = page * slabs_tier_map.page_size + c * size;
             *cursor = *off + size;
             return true;
         }
     }
-    *cursor = pages * tz.page_size;
+    *cursor = pages * slabs_tier_map.page_size;
     return false;
 }
 
@@ -519,9 +525,9 @@ bool slabs_tier_next_used(unsigned int id, uint64_t *cursor, uint64_t *off)
 
 bool slabs_tier_zone_full(void)
 {
-    return tz.active
+    return slabs_tier_map.active
         && atomic_load_explicit(&tz.pages_used, memory_order_relaxed)
-           >= tz.pages_total;
+           >= slabs_tier_map.pages_total;
 }
 
 /* Unlink page from class id's free stack, if it is on it. */
@@ -530,17 +536,18 @@ static void do_unstack_page(unsigned int id, uint64_t page)
     uint32_t *link = &tz.cls[id].free_head;
     while (*link != 0) {
         if (*link == page + 1) {
-            *link = tz.pages[page].next_free;
-            tz.pages[page].on_free_stack = false;
+            *link = slabs_tier_map.pages[page].next_free;
+            slabs_tier_map.pages[page].on_free_stack = false;
             return;
         }
-        link = &tz.pages[*link - 1].next_free;
+        link = &slabs_tier_map.pages[*link - 1].next_free;
     }
 }
 
 bool slabs_tier_move_begin(unsigned int from, uint64_t *page)
 {
-    if (!tz.active || from < POWER_SMALLEST || from > slabs_largest_clsid()) {
+    if (!slabs_tier_map.active || from < POWER_SMALLEST
+            || from > slabs_largest_clsid()) {
         return false;
     }
     bool found = false;
@@ -548,7 +555,7 @@ bool slabs_tier_move_begin(unsigned int from, uint64_t *page)
     uint64_t used = atomic_load_explicit(&tz.pages_used,
                                          memory_order_relaxed);
     for (uint64_t p = tz.first_page; p < used && !found; p++) {
-        struct npage *pg = &tz.pages[p];
+        struct npage *pg = &slabs_tier_map.pages[p];
         if (!pg->moving && atomic_load_explicit(&pg->clsid,
                                                 memory_order_relaxed) == from) {
             do_unstack_page(from, p);
@@ -564,7 +571,7 @@ bool slabs_tier_move_begin(unsigned int from, uint64_t *page)
 bool slabs_tier_move_emptied(uint64_t page)
 {
     pthread_mutex_lock(&tier_lock);
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     unsigned int id = atomic_load_explicit(&pg->clsid, memory_order_relaxed);
     bool empty = pg->moving && pg->free == tz.cls[id].perslab;
     pthread_mutex_unlock(&tier_lock);
@@ -574,12 +581,12 @@ bool slabs_tier_move_emptied(uint64_t page)
 bool slabs_tier_move_end(uint64_t page, unsigned int to)
 {
     /* a page's class changes only under the move, so this read holds */
-    unsigned int from = atomic_load_explicit(&tz.pages[page].clsid,
+    unsigned int from = atomic_load_explicit(&slabs_tier_map.pages[page].clsid,
                                              memory_order_relaxed);
     struct retired_bits *r = to != from ? malloc(sizeof(*r)) : NULL;
     _Atomic uint64_t *bits = r != NULL ? new_page_bits(to) : NULL;
     pthread_mutex_lock(&tier_lock);
-    struct npage *pg = &tz.pages[page];
+    struct npage *pg = &slabs_tier_map.pages[page];
     struct nclass *old = &tz.cls[from];
     bool moved = bits != NULL && pg->moving
         && pg->free == old->perslab;
@@ -612,28 +619,15 @@ bool slabs_tier_move_end(uint64_t page, unsigned int to)
     return moved;
 }
 
-/* ---- whole items ---- */
-
-/* End of the chunk holding off (an item never crosses it). */
-uint64_t slabs_tier_chunk_end(uint64_t off, unsigned int id)
-{
-    unsigned int size = slabs_chunk_size(id);
-    if (size == 0) {
-        return nvm_zone.size;
-    }
-    uint64_t page = off / tz.page_size * tz.page_size;
-    return page + ((off - page) / size + 1) * size;
-}
-
 /* ---- accounting ---- */
 
 void slabs_tier_get_totals(struct slabs_tier_totals *out)
 {
     pthread_mutex_lock(&tier_lock);
-    out->pages_total = tz.pages_total - tz.first_page;
+    out->pages_total = slabs_tier_map.pages_total - tz.first_page;
     out->pages_used = atomic_load(&tz.pages_used) - tz.first_page;
-    out->zone_limit = out->pages_total * tz.page_size;
-    out->zone_used = out->pages_used * tz.page_size;
+    out->zone_limit = out->pages_total * slabs_tier_map.page_size;
+    out->zone_used = out->pages_used * slabs_tier_map.page_size;
     out->bitmap_bytes = tz.bitmap_bytes;
     pthread_mutex_unlock(&tier_lock);
 }

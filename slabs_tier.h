@@ -15,13 +15,21 @@
  *
  * All functions take the tier lock themselves, except the nitem_* helpers,
  * which touch only the item they are given (the caller holds its item
- * lock) and read the page table without a lock (see slabs_tier.c).
+ * lock) and read the page table without a lock (see slabs_tier.c), and
+ * the inline lookups of the page map below (no lock).
  */
 #ifndef SLABS_TIER_H
 #define SLABS_TIER_H
 
 #include "clock.h"
 #include "item.h"
+#include "nvm.h"
+#include "slab_class.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* ---- the allocator ---- */
 
@@ -48,16 +56,64 @@ void slabs_tier_free(uint64_t off);
  * slabs_tier_restore_done once, before the zone serves allocations. */
 bool slabs_tier_restore_chunk(uint64_t off);
 void slabs_tier_restore_done(void);
+/* ---- the page map, read on every N hit ----
+ * slabs_tier.c's; here so that the lookups below are inline and a hit
+ * does not enter slabs_tier.c.  The geometry (active, page_size,
+ * pages_total, pages, chunk_size) is set by slabs_tier_init before any
+ * other thread starts and cleared by slabs_tier_destroy; a page's class
+ * and bitmap are published with atomics (see slabs_tier.c's locks); the
+ * other fields of a page are tier_lock's. */
+struct npage {
+    /* used chunks, one bit each, then the summary (tier_lock): bit w set
+     * when bitmap word w has a free chunk; NULL: not given */
+    _Atomic(_Atomic uint64_t *) bits;
+    _Atomic uint8_t clsid;
+    bool on_free_stack;
+    bool moving;                 /* off every stack until its move ends */
+    uint32_t free;               /* free chunks */
+    uint32_t next_free;          /* free-page stack link: page + 1 */
+};
+
+struct slabs_tier_map {
+    bool active;
+    size_t page_size;
+    uint64_t pages_total;
+    struct npage *pages;
+    /* a class's chunk size (slabs_chunk_size); 0: no such class */
+    uint32_t chunk_size[MAX_NUMBER_OF_SLAB_CLASSES];
+};
+extern struct slabs_tier_map slabs_tier_map;
+
 /* Class of the page holding off (0 when the page is not in use). */
-unsigned int slabs_tier_clsid(uint64_t off);
+static inline unsigned int slabs_tier_clsid(uint64_t off)
+{
+    uint64_t page = slabs_tier_map.page_size
+        ? off / slabs_tier_map.page_size : 0;
+    if (!slabs_tier_map.active || page >= slabs_tier_map.pages_total) {
+        return 0;
+    }
+    return atomic_load_explicit(&slabs_tier_map.pages[page].clsid,
+                                memory_order_relaxed);
+}
+
 /* The address of zone offset off, and the end of the chunk of class id
- * holding off (nitem.c's reads and writes go through nvm.h's accessors
- * with them). */
+ * holding off (an item never crosses it; nitem.c's reads and writes go
+ * through nvm.h's accessors with them). */
 static inline char *slabs_tier_ptr(uint64_t off)
 {
     return (char *)nvm_zone.base + off;
 }
-uint64_t slabs_tier_chunk_end(uint64_t off, unsigned int id);
+
+static inline uint64_t slabs_tier_chunk_end(uint64_t off, unsigned int id)
+{
+    unsigned int size = id < MAX_NUMBER_OF_SLAB_CLASSES
+        ? slabs_tier_map.chunk_size[id] : 0;
+    if (size == 0) {
+        return nvm_zone.size;
+    }
+    uint64_t page = off / slabs_tier_map.page_size * slabs_tier_map.page_size;
+    return page + ((off - page) / size + 1) * size;
+}
 
 /* ---- for the CLOCK hand (clock_nvm.c) ----
  * Zone pages are handed out in order, so pages [0, slabs_tier_pages_used())

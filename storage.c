@@ -4,11 +4,15 @@
  * the slabs and the N-zone's pages, the index, the queues and the tier
  * machinery, then (storage_start_threads) the N-zone's recovery, the -e
  * restore and the storage threads; at shutdown the threads, then what a
- * warm restart needs.  Apart from items.c so that the item API does not
- * depend on the threads and the restart code it starts.
+ * warm restart needs; the `stats` listing, `stats tier` and `stats
+ * reset` of storage, the engine's (items_stats.h) with those of the
+ * threads and the restart code it starts.
+ * Apart from items.c so that the item API does not depend on the threads
+ * and the restart code it starts, and the engine lists nothing of them.
  *
- * Locks: none of its own.  Everything here runs on the main thread, before
- * the workers start or after they have stopped.
+ * Locks: none of its own.  Start-up and shutdown run on the main thread,
+ * before the workers start or after they have stopped; the stats
+ * functions run on any thread, under the locks of the parts they read.
  */
 #include "config.h"
 #include "storage.h"
@@ -20,6 +24,7 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "items_restore_d.h"
+#include "items_stats.h"
 #include "lru_maintainer.h"
 #include "memfile.h"
 #include "migrate.h"
@@ -159,3 +164,23 @@ void storage_shutdown(bool graceful)
     }
 }
 
+void storage_stats_general(ADD_STAT add_stats, void *c,
+                           uint64_t conn_malloc_fails)
+{
+    items_stats_index_slabs(add_stats, c);
+    crawler_stats(add_stats, c);
+    lru_maintainer_stats(add_stats, c);
+    items_stats_general(add_stats, c, conn_malloc_fails);
+}
+
+void tier_stats(ADD_STAT add_stats, void *c)
+{
+    items_stats_tier(add_stats, c);
+    items_restart_stats(add_stats, c);
+}
+
+void item_stats_reset(void)
+{
+    items_stats_reset();
+    crawler_reset_stats();
+}

@@ -59,7 +59,7 @@ enum tier_promote_result {
     TIER_PROMOTE_STUCK           /* D had no room */
 };
 
-/* What the engine offers the policies (items.c). */
+/* What the engine offers the policies (items_tier.c's policy_engine). */
 struct tier_engine {
     bool (*n_is_dead)(const nitem_hdr *h, uint64_t loc);
     /* unlink the N item of *locp (its item lock held), counting it as
@@ -78,6 +78,9 @@ struct tier_engine {
     bool (*key_in_dram)(const char *key, size_t nkey);
     /* a free D chunk for q (no eviction), or NULL */
     item *(*free_d_chunk)(const struct placement_query *q);
+    /* drop a reference to a D item (the pin a queue walk took:
+     * item_remove) */
+    void (*release)(item *it);
 };
 
 #define TIER_LRU_UNKNOWN UINT32_MAX
