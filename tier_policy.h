@@ -92,7 +92,8 @@ struct tier_policy_ops {
      * item is unchanged, so that demoting it again writes no value
      * (items_ncopy.c).  Needs the CLOCK's n_reclaim (which drops copies)
      * and none of d_entered, d_accessed, d_victim: the copy's offset uses
-     * the header bytes HM-HC's ranking does (item.h). */
+     * the header bytes HM-HC's ranking does (item.h); a policy that asks
+     * for both is refused at start-up (tier_policy_conflict). */
     bool keeps_n_copy;
     /* the D-zone's MQ victims by CLOCK, dead ones first, and, where
      * victims leave the cache, a probation queue for new keys and a hand
@@ -164,6 +165,11 @@ size_t tier_policy_names(char *buf, size_t len, enum tier_policy first);
 bool tier_place_by_key_zone(const struct placement_query *q, item **chunk);
 /* tier_placement=nvm -> N, else D. */
 bool tier_place_by_option(const struct placement_query *q, item **chunk);
+
+/* Why the policy's operations cannot run together (a feature that needs
+ * another, or two that share the same bytes), or NULL when they can;
+ * the engine refuses such a policy at start-up. */
+const char *tier_policy_conflict(const struct tier_policy_ops *p);
 
 /* The engine the policies were given (set by tier_policy_init). */
 extern const struct tier_engine *tier_engine_ops;
