@@ -207,6 +207,7 @@ conn *conn_new(int sfd, enum conn_states init_state, int event_flags,
     c->item = NULL;
     c->sbytes = 0;
     c->noreply = false;
+    c->command_done = false;
     c->npieces = 0;
     c->wbuf_used = 0;
     c->write_started = 0;
@@ -700,7 +701,14 @@ static bool try_read_command(conn *c)
     if (c->rbytes == 0) {
         return false;
     }
-    return c->proto->try_read_command(c);
+    bool done = c->proto->try_read_command(c);
+    if (c->command_done) {
+        c->command_done = false;
+        if (c->state == conn_parse_cmd) {
+            conn_set_state(c, conn_new_cmd);
+        }
+    }
+    return done;
 }
 
 static void reset_cmd(conn *c)

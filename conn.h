@@ -161,6 +161,7 @@ struct conn {
 
     /* reply modes for the command in progress */
     bool noreply;                 /* classic noreply: drop the next reply */
+    bool command_done;            /* conn_command_end was called */
     /* meta set: the reply tail ("k", "O", "c" flags...) and quiet mode to
      * apply when the value has arrived; owned by proto_text.c */
     char meta_pending[META_PENDING_MAX];
@@ -231,12 +232,12 @@ bool conn_command_begin(conn *c);
  * connection. */
 void conn_login_begin(conn *c);
 /* The request has been served: on to the next one, unless it chose
- * another state. */
+ * another state.  The framer calls it last, just before it returns to
+ * conn.c, which makes the move (so that a request enters conn.c once, at
+ * conn_command_begin). */
 static inline void conn_command_end(conn *c)
 {
-    if (c->state == conn_parse_cmd) {
-        conn_set_state(c, conn_new_cmd);
-    }
+    c->command_done = true;
 }
 /* Reply "str\r\n", or nothing when c->noreply is set (which it clears). */
 void out_string(conn *c, const char *str);

@@ -343,7 +343,7 @@ void resp_drop_unsent(conn *c)
     c->resp_objs = 0;
 }
 
-static bool grow_pieces(conn *c)
+bool resp_grow_pieces(conn *c)
 {
     size_t more = (size_t)c->pieces_size * sizeof(resp_piece);
     int nsize = c->pieces_size * 2;
@@ -357,19 +357,8 @@ static bool grow_pieces(conn *c)
     return true;
 }
 
-static resp_piece *piece_next(conn *c)
+bool resp_grow_wbuf(conn *c, size_t len)
 {
-    if (c->npieces == c->pieces_size && !grow_pieces(c)) {
-        return NULL;
-    }
-    return &c->pieces[c->npieces];
-}
-
-static bool wbuf_reserve(conn *c, size_t len)
-{
-    if (c->wbuf_used + len <= c->wbuf_size) {
-        return true;
-    }
     size_t nsize = c->wbuf_size;
     while (c->wbuf_used + len > nsize) {
         nsize *= 2;
@@ -387,59 +376,7 @@ static bool wbuf_reserve(conn *c, size_t len)
     return true;
 }
 
-/* Queue the len bytes just written at wbuf_used: they extend the last
- * piece when it is a copy that ends there, else start a new piece. */
-static bool commit_copied(conn *c, size_t len)
-{
-    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
-    if (last != NULL && last->copied &&
-        last->buf_off + last->len == c->wbuf_used) {
-        c->wbuf_used += len;
-        last->len += len;
-        return true;
-    }
-    resp_piece *p = piece_next(c);
-    if (p == NULL) {
-        return false;
-    }
-    p->base = NULL;
-    p->len = len;
-    p->ref = NULL;
-    p->buf_off = c->wbuf_used;
-    p->copied = true;
-    c->wbuf_used += len;
-    c->npieces++;
-    return true;
-}
-
-bool resp_add(conn *c, const void *buf, size_t len)
-{
-    if (len == 0) {
-        return true;
-    }
-    if (!wbuf_reserve(c, len)) {
-        return false;
-    }
-    memcpy(c->wbuf + c->wbuf_used, buf, len);
-    return commit_copied(c, len);
-}
-
-char *resp_reserve(conn *c, size_t max)
-{
-    return wbuf_reserve(c, max) ? c->wbuf + c->wbuf_used : NULL;
-}
-
-bool resp_commit(conn *c, size_t len)
-{
-    return len == 0 || commit_copied(c, len);
-}
-
-bool resp_add_line(conn *c, const char *line, size_t len)
-{
-    return resp_add(c, line, len) && resp_add(c, "\r\n", 2);
-}
-
-bool resp_add_item(conn *c, item *it, size_t off, size_t len)
+bool resp_add_item_slow(conn *c, item *it, size_t off, size_t len)
 {
     if (len == 0) {
         /* An empty window (a binary get of a 0-byte value) is not queued,
@@ -452,16 +389,9 @@ bool resp_add_item(conn *c, item *it, size_t off, size_t len)
         item_remove(it);
         return true;
     }
-    resp_piece *p = piece_next(c);
-    if (p == NULL) {
+    if (!resp_grow_pieces(c)) {
         item_remove(it);
         return false;
     }
-    p->base = ITEM_data(it) + off;
-    p->len = len;
-    p->ref = it;
-    p->buf_off = 0;
-    p->copied = false;
-    c->npieces++;
-    return true;
+    return resp_add_item(c, it, off, len);
 }

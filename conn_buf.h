@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct conn conn;
 
@@ -77,21 +78,107 @@ void conn_buf_shrink_empty_read(conn *c);
 /* Double the read buffer; false when out of memory. */
 bool conn_buf_grow_read(conn *c);
 
-/* ---- the reply queue ---- */
+/* ---- the reply queue ----
+ * Every reply of a GET queues three or four pieces, so the common case of
+ * each call below (room in the reply buffer and the piece array) is
+ * inline; growing them, and giving up an item's reference, are
+ * conn_buf.c's. */
+
+/* Grow the reply buffer to hold len more bytes, or the piece array by
+ * one piece (false when out of memory). */
+bool resp_grow_wbuf(conn *c, size_t len);
+bool resp_grow_pieces(conn *c);
+/* resp_add_item's uncommon cases: len 0, or no piece to be had. */
+bool resp_add_item_slow(conn *c, item *it, size_t off, size_t len);
+
+static inline bool resp_wbuf_room(conn *c, size_t len)
+{
+    return c->wbuf_used + len <= c->wbuf_size || resp_grow_wbuf(c, len);
+}
+
+static inline resp_piece *resp_piece_next(conn *c)
+{
+    if (c->npieces == c->pieces_size && !resp_grow_pieces(c)) {
+        return NULL;
+    }
+    return &c->pieces[c->npieces];
+}
+
+/* Queue the len bytes just written at wbuf_used: they extend the last
+ * piece when it is a copy that ends there, else start a new piece. */
+static inline bool resp_commit_copied(conn *c, size_t len)
+{
+    resp_piece *last = c->npieces > 0 ? &c->pieces[c->npieces - 1] : NULL;
+    if (last != NULL && last->copied
+            && last->buf_off + last->len == c->wbuf_used) {
+        c->wbuf_used += len;
+        last->len += len;
+        return true;
+    }
+    resp_piece *p = resp_piece_next(c);
+    if (p == NULL) {
+        return false;
+    }
+    p->base = NULL;
+    p->len = len;
+    p->ref = NULL;
+    p->buf_off = c->wbuf_used;
+    p->copied = true;
+    c->wbuf_used += len;
+    c->npieces++;
+    return true;
+}
+
 /* Append bytes to the reply; false when out of memory. */
-bool resp_add(conn *c, const void *buf, size_t len);
+static inline bool resp_add(conn *c, const void *buf, size_t len)
+{
+    if (len == 0) {
+        return true;
+    }
+    if (!resp_wbuf_room(c, len)) {
+        return false;
+    }
+    memcpy(c->wbuf + c->wbuf_used, buf, len);
+    return resp_commit_copied(c, len);
+}
+
 /* A line written in place, one copy fewer than resp_add: resp_reserve
  * gives room for max bytes at the end of the reply (NULL when it cannot
  * grow), and resp_commit queues the len <= max bytes written there.
  * Nothing else may touch the reply in between. */
-char *resp_reserve(conn *c, size_t max);
-bool resp_commit(conn *c, size_t len);
+static inline char *resp_reserve(conn *c, size_t max)
+{
+    return resp_wbuf_room(c, max) ? c->wbuf + c->wbuf_used : NULL;
+}
+
+static inline bool resp_commit(conn *c, size_t len)
+{
+    return len == 0 || resp_commit_copied(c, len);
+}
+
 /* Queue len bytes of it's value from ITEM_data + off; takes over one
  * reference (released on failure too, and at once when len is 0: no
  * queued piece is ever empty). */
-bool resp_add_item(conn *c, item *it, size_t off, size_t len);
+static inline bool resp_add_item(conn *c, item *it, size_t off, size_t len)
+{
+    if (len == 0 || c->npieces == c->pieces_size) {
+        return resp_add_item_slow(c, it, off, len);
+    }
+    resp_piece *p = &c->pieces[c->npieces];
+    p->base = ITEM_data(it) + off;
+    p->len = len;
+    p->ref = it;
+    p->buf_off = 0;
+    p->copied = false;
+    c->npieces++;
+    return true;
+}
+
 /* Append "line\r\n", the reply line of out_string. */
-bool resp_add_line(conn *c, const char *line, size_t len);
+static inline bool resp_add_line(conn *c, const char *line, size_t len)
+{
+    return resp_add(c, line, len) && resp_add(c, "\r\n", 2);
+}
 /* Release every queued piece (written, or the connection ends). */
 void resp_release(conn *c);
 

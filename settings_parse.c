@@ -94,6 +94,40 @@ void settings_init(void)
     tls_config_init(&settings.tls);
 }
 
+/* The policy names, the default first, from the registry. */
+static const char *policy_names(void)
+{
+    static char names[256];
+    struct tier_config defaults;
+    tier_config_init(&defaults);
+    tier_policy_names(names, sizeof(names), defaults.policy);
+    return names;
+}
+
+/* usage()'s tier_policy line: the names wrapped under the description
+ * column, the first marked as the default. */
+static void usage_tier_policy(void)
+{
+    static const char lead[] = "   - tier_policy=<p>      ";
+    const int indent = (int)sizeof(lead) - 1;
+    char names[256];
+    snprintf(names, sizeof(names), "%s", policy_names());
+    int column = printf("%s", lead);
+    char *save = NULL;
+    for (char *name = strtok_r(names, ", ", &save); name != NULL;
+            name = strtok_r(NULL, ", ", &save)) {
+        if (column == indent) {
+            column += printf("%s (default)", name);
+        } else if (column + 2 + (int)strlen(name) > 78) {
+            printf(",\n%*s%s", indent, "", name);
+            column = indent + (int)strlen(name);
+        } else {
+            column += printf(", %s", name);
+        }
+    }
+    printf("\n");
+}
+
 static void usage(void)
 {
     printf("memcached " MEMCACHED_COMPAT_VERSION " (tiercached " PACKAGE_VERSION ")" "\n"
@@ -193,9 +227,9 @@ static void usage(void)
 "                          dropped and answered as a miss)\n"
 "   - dram_node=<n>        bind the D-zone (-m) to NUMA node n\n"
 "   - nvm_emulate=<r>:<w>  add r/w ns per 64-byte N-zone line read/written\n"
-"                          (the paper's NVM: 224:924)\n"
-"   - tier_policy=<p>      hotter (default), hmcached, uni, tlc, dram,\n"
-"                          nvm, duallru, hmhc\n"
+"                          (the paper's NVM: 224:924)\n");
+    usage_tier_policy();
+    printf(
 "   - tier_placement=<p>   new keys: dram_first (default) or nvm\n"
 "   - tier_promote=<m>     promotion N->D: async (default) or sync\n"
 "   - tier_threshold=<n>   initial migration threshold (default: 4)\n"
@@ -477,8 +511,7 @@ static enum tier_policy parse_tier_policy(const char *val)
     if (val != NULL && tier_policy_by_name(val, &p)) {
         return p;
     }
-    die("tier_policy must be one of hotter, hmcached, uni, tlc, dram, nvm,"
-            " duallru, hmhc (got %s)",
+    die("tier_policy must be one of %s (got %s)", policy_names(),
         val ? val : "nothing");
 }
 

@@ -87,6 +87,12 @@ void storage_init(void)
         cops.unlink = policy_engine.n_unlink;   /* reports evictions */
         clock_nvm_init(&cops);
         active_policy = tier_policy_of(settings.tier.policy);
+        const char *conflict = tier_policy_conflict(active_policy);
+        if (conflict != NULL) {
+            fprintf(stderr, "tier_policy=%s cannot run: %s\n",
+                    active_policy->name, conflict);
+            exit(EXIT_FAILURE);
+        }
         tier_policy_init(active_policy, &policy_engine);
         if (tier_reassign_init(&reassign_engine) != 0) {
             fprintf(stderr, "tier_reassign: out of memory for the counter "

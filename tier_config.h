@@ -7,21 +7,20 @@
 #ifndef TIER_CONFIG_H
 #define TIER_CONFIG_H
 
+#include "tier_policies.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* tier_policy=: which placement and migration rules run (doc/tiering.md) */
+/* tier_policy=: which placement and migration rules run (doc/tiering.md;
+ * the policies are tier_policies.h's list) */
+#define TIER_POLICY_ENUM(id, name) TIER_POLICY_##id,
 enum tier_policy {
-    TIER_POLICY_HMCACHED = 0,    /* HMCached: hotness-driven migration */
-    TIER_POLICY_UNI,             /* HM-UNI: placement by capacity, no moves */
-    TIER_POLICY_TLC,             /* HM-TLC: every N hit promoted */
-    TIER_POLICY_DRAM,            /* N-zone unused */
-    TIER_POLICY_NVM,             /* every item in the N-zone */
-    TIER_POLICY_DUALLRU,         /* Fogcached: segmented LRU in each zone */
-    TIER_POLICY_HMHC,            /* HM-HC: hmcached, hyperbolic D victims */
-    TIER_POLICY_HOTTER           /* promotion gated by D's coldest queue */
+    TIER_POLICIES(TIER_POLICY_ENUM)
+    TIER_POLICY_COUNT
 };
+#undef TIER_POLICY_ENUM
 
 /* tier_placement=: where a new key is stored */
 enum tier_placement {

@@ -10,9 +10,31 @@
 #include "config.h"
 #include "tier_policy.h"
 
+#include "clock_nvm.h"
+
 #include <stddef.h>
 
 const struct tier_engine *tier_engine_ops;
+
+const char *tier_policy_conflict(const struct tier_policy_ops *p)
+{
+    if (p->keeps_n_copy && (p->d_entered != NULL || p->d_accessed != NULL
+                            || p->d_victim != NULL)) {
+        return "it keeps N copies, whose offset is kept in the item header "
+               "bytes that its own ranking of D items (d_entered, "
+               "d_accessed, d_victim) uses";
+    }
+    if (p->keeps_n_copy && p->n_reclaim != clock_nvm_reclaim) {
+        return "it keeps N copies, which only the CLOCK's reclaim drops";
+    }
+    if (p->copies_store != NULL && !p->keeps_n_copy) {
+        return "it copies new keys to the N-zone without keeping N copies";
+    }
+    if (p->places_in_nvm == NULL || p->n_reclaim == NULL) {
+        return "it has no placement or no N-zone reclaim";
+    }
+    return NULL;
+}
 
 void tier_policy_init(const struct tier_policy_ops *p,
                       const struct tier_engine *engine)

@@ -8,8 +8,7 @@
  * policy_hmcached.c, policy_uni.c, policy_tlc.c, policy_nvm.c,
  * policy_duallru.c, policy_hmhc.c, policy_hotter.c, and policy_dram.c (no
  * tier: the engine runs without an N-zone).  Adding a policy is one new
- * file plus one line in the registry (and its name in the tier_policy
- * option's list).
+ * file plus one line in tier_policies.h's list, which names them all.
  *
  * What a policy decides:
  *   - placement: whether a new version of a key goes to the N-zone;
@@ -93,7 +92,8 @@ struct tier_policy_ops {
      * item is unchanged, so that demoting it again writes no value
      * (items_ncopy.c).  Needs the CLOCK's n_reclaim (which drops copies)
      * and none of d_entered, d_accessed, d_victim: the copy's offset uses
-     * the header bytes HM-HC's ranking does (item.h). */
+     * the header bytes HM-HC's ranking does (item.h); a policy that asks
+     * for both is refused at start-up (tier_policy_conflict). */
     bool keeps_n_copy;
     /* the D-zone's MQ victims by CLOCK, dead ones first, and, where
      * victims leave the cache, a probation queue for new keys and a hand
@@ -155,6 +155,9 @@ const struct tier_policy_ops *tier_policy_of(enum tier_policy p);
 const char *tier_policy_name(enum tier_policy p);
 bool tier_policy_by_name(const char *name, enum tier_policy *out);
 bool tier_policy_decay_period_auto(enum tier_policy p);
+/* Every policy's name, `first` first, ", " between them, into buf (len
+ * bytes, NUL-terminated, cut at a whole name); the length written. */
+size_t tier_policy_names(char *buf, size_t len, enum tier_policy first);
 
 /* Placement rules more than one policy uses (tier_policy.c). */
 /* The key's zone if it is in D, else tier_placement: nvm -> N,
@@ -163,19 +166,20 @@ bool tier_place_by_key_zone(const struct placement_query *q, item **chunk);
 /* tier_placement=nvm -> N, else D. */
 bool tier_place_by_option(const struct placement_query *q, item **chunk);
 
+/* Why the policy's operations cannot run together (a feature that needs
+ * another, or two that share the same bytes), or NULL when they can;
+ * the engine refuses such a policy at start-up. */
+const char *tier_policy_conflict(const struct tier_policy_ops *p);
+
 /* The engine the policies were given (set by tier_policy_init). */
 extern const struct tier_engine *tier_engine_ops;
 void tier_policy_init(const struct tier_policy_ops *p,
                       const struct tier_engine *engine);
 
-/* The policies (one file each). */
-extern const struct tier_policy_ops policy_hmcached;
-extern const struct tier_policy_ops policy_uni;
-extern const struct tier_policy_ops policy_tlc;
-extern const struct tier_policy_ops policy_dram;
-extern const struct tier_policy_ops policy_nvm;
-extern const struct tier_policy_ops policy_duallru;
-extern const struct tier_policy_ops policy_hmhc;
-extern const struct tier_policy_ops policy_hotter;
+/* The policies (one file each, policy_<name>.c; tier_policies.h). */
+#define TIER_POLICY_DECLARE(id, name) \
+    extern const struct tier_policy_ops policy_##name;
+TIER_POLICIES(TIER_POLICY_DECLARE)
+#undef TIER_POLICY_DECLARE
 
 #endif

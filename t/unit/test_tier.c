@@ -29,6 +29,7 @@
 #include "slab_class.h"
 #include "stats.h"
 #include "storage_worker.h"
+#include "tier_policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -583,6 +584,36 @@ static void test_d_fallback(void)
 
 /* ---- the N chunk allocator (slabs_tier.c) ---- */
 
+static item *no_victim(unsigned int clsid, bool (*accept)(item *, void *),
+                       void *arg, uint64_t *hv_out)
+{
+    return NULL;
+}
+
+/* Every registered policy can run; one that keeps N copies and ranks D
+ * items itself (the two share the item header's bytes) is refused, as
+ * is one that keeps copies with another reclaim than the CLOCK's. */
+static void test_policy_conflicts(void)
+{
+    for (int p = 0; p < TIER_POLICY_COUNT; p++) {
+        if (p == TIER_POLICY_DRAM) {
+            continue;           /* no N-zone: the engine starts no policy */
+        }
+        const struct tier_policy_ops *ops = tier_policy_of(p);
+        const char *why = tier_policy_conflict(ops);
+        ok(why == NULL, "%s can run%s%s", ops->name, why ? ": " : "",
+           why ? why : "");
+    }
+    struct tier_policy_ops both = policy_hotter;
+    both.d_victim = no_victim;
+    ok(tier_policy_conflict(&both) != NULL,
+       "N copies and a D ranking of its own are refused");
+    struct tier_policy_ops lru = policy_hotter;
+    lru.n_reclaim = policy_duallru.n_reclaim;
+    ok(tier_policy_conflict(&lru) != NULL,
+       "N copies without the CLOCK's reclaim are refused");
+}
+
 /* Every chunk of a page is handed out once; chunks freed anywhere in it
  * (and only they) are handed out again before the class takes a new
  * page. */
@@ -652,6 +683,7 @@ int main(void)
     test_fallback();
     test_d_fallback();
     test_chunk_allocator();
+    test_policy_conflicts();
     nvm_zone_close(&nvm_zone);
     return done_testing();
 }
