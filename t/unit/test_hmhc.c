@@ -23,7 +23,7 @@
 #include "item_lock.h"
 #include "nvm.h"
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 #include "tier_policy.h"
 

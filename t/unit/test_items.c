@@ -14,7 +14,7 @@
 #include "item.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #include <stdint.h>

@@ -15,7 +15,7 @@
 #include "settings.h"
 #include "slab_class.h"
 #include "stat_counter.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 
 #include <pthread.h>

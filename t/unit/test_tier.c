@@ -27,7 +27,7 @@
 #include "nvm.h"
 #include "settings.h"
 #include "slab_class.h"
-#include "stats.h"
+#include "stat_line.h"
 #include "storage_worker.h"
 #include "tier_policy.h"
 

@@ -1,8 +1,9 @@
 /*
- * unit_support.c: the daemon's globals for the storage unit tests.
+ * unit_support.c: what the storage unit tests set up around the engine.
  *
- * Owns: settings, opening the N-zone for a test and a capturing ADD_STAT
- * (the network side is not linked).  The clock (clock.c), the item locks
+ * Owns: the settings' defaults for a test, opening the N-zone for a test
+ * and a capturing ADD_STAT.  Nothing of the daemon is linked: the
+ * settings (settings.c), the clock (clock.c), the item locks
  * (item_locks.c) and append_stat (stat_line.c) are the server's own.
  * Locks: none.
  */
@@ -12,13 +13,11 @@
 #include "item_lock.h"
 #include "nvm.h"
 #include "settings.h"
-#include "stats.h"
+#include "stat_line.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct settings settings;
 
 void unit_nvm_open(size_t size)
 {
