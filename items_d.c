@@ -32,6 +32,7 @@
 #include "slabs_automove.h"
 #include "tier_reassign.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define ALLOC_TRIES 10           /* evictions tried before out of memory */
@@ -288,7 +289,16 @@ static bool rescue_page_item(item *it, uint64_t hv)
     if (copy == NULL) {
         return false;
     }
-    memcpy(copy, it, ntotal);
+    /* the whole item but its queue links, which the class's lock guards
+     * (a neighbour's unlink writes them meanwhile), and its reference
+     * count, which readers drop without the item lock */
+    size_t links_end = offsetof(item, cas);
+    size_t count_at = offsetof(item, refcount);
+    size_t count_end = offsetof(item, it_flags);
+    memcpy((char *)copy + links_end, (char *)it + links_end,
+           count_at - links_end);
+    memcpy((char *)copy + count_end, (char *)it + count_end,
+           ntotal - count_end);
     copy->next = copy->prev = NULL;
     atomic_store_explicit(&copy->refcount, 1, memory_order_relaxed);
     copy->it_flags = it->it_flags
