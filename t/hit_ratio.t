@@ -92,21 +92,6 @@ cmp_ok($dram1[1], '>=', $stock1[1] - 0.005,
     . 'memcached, less 0.005');
 
 # ---- keys read three times, then new keys read right after a batch
-sub set_batch {
-    my ($s, $prefix, $from, $to, $size) = @_;
-    my $v = 'v' x $size;
-    my $req = join '', map { "set $prefix$_ 0 0 $size\r\n$v\r\n" } $from .. $to;
-    my $r = send_recv($s, $req, n => $to - $from + 1);
-    return scalar(() = $r =~ /^STORED\r\n/mg);
-}
-
-sub get_batch {
-    my ($s, $prefix, $from, $to) = @_;
-    my $req = join '', map { "get $prefix$_\r\n" } $from .. $to;
-    my $r = send_recv($s, $req, n => $to - $from + 1);
-    return scalar(() = $r =~ /^VALUE /mg);
-}
-
 sub reread {
     my ($srv) = @_;
     my $s = $srv->sock;

@@ -27,28 +27,12 @@ plan skip_all => 'the stock memcached is the server under test'
 my $SIZE = 1000;
 my $KEYS = 1000;
 
-sub set_batch {
-    my ($s, $prefix, $from, $to) = @_;
-    my $v = 'v' x $SIZE;
-    my $req = join '', map { "set $prefix$_ 0 0 $SIZE\r\n$v\r\n" }
-        $from .. $to;
-    my $r = send_recv($s, $req, n => $to - $from + 1);
-    return scalar(() = $r =~ /^STORED\r\n/mg);
-}
-
-sub get_batch {
-    my ($s, $prefix, $from, $to) = @_;
-    my $req = join '', map { "get $prefix$_\r\n" } $from .. $to;
-    my $r = send_recv($s, $req, n => $to - $from + 1);
-    return scalar(() = $r =~ /^VALUE /mg);
-}
-
 # Stores prefix0 .. prefix(count-1) in batches; the number stored.
 sub set_keys {
     my ($s, $prefix, $count, $batch) = @_;
     my $stored = 0;
     for (my $i = 0; $i < $count; $i += $batch) {
-        $stored += set_batch($s, $prefix, $i, $i + $batch - 1);
+        $stored += set_batch($s, $prefix, $i, $i + $batch - 1, $SIZE);
     }
     return $stored;
 }
@@ -70,8 +54,8 @@ set_keys($s, 'fill', 12000, 500);
 is(get_keys($s, 'ret', $KEYS), 0, 'the cache evicted them all');
 my $stored = 0;
 for (my $i = 0; $i < $KEYS; $i += 100) {
-    $stored += set_batch($s, 'ret', $i, $i + 99);
-    $stored += set_batch($s, 'new', $i, $i + 99);
+    $stored += set_batch($s, 'ret', $i, $i + 99, $SIZE);
+    $stored += set_batch($s, 'new', $i, $i + 99, $SIZE);
 }
 is($stored, 2 * $KEYS, 'stored again, beside as many new keys');
 set_keys($s, 'fill2', 4000, 100);

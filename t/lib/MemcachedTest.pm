@@ -33,6 +33,7 @@ our @EXPORT = qw(
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
     read_file proc_status_kb server_sanitizer tcload_hit_ratios
+    set_batch get_batch
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -817,6 +818,24 @@ sub write_file {
 # requests in flight, seeded with $opt->{seed}) running @phases against
 # $srv: each phase's hit ratio of its own keys.  Dies when tcload fails.
 my $tcload_built;
+# Store $prefix$from .. $prefix$to, values of $size bytes, pipelined on
+# $s; how many were STORED.
+sub set_batch {
+    my ($s, $prefix, $from, $to, $size) = @_;
+    my $v = 'v' x $size;
+    my $req = join '', map { "set $prefix$_ 0 0 $size\r\n$v\r\n" } $from .. $to;
+    my $r = send_recv($s, $req, n => $to - $from + 1);
+    return scalar(() = $r =~ /^STORED\r\n/mg);
+}
+
+# GET $prefix$from .. $prefix$to, pipelined on $s; how many were there.
+sub get_batch {
+    my ($s, $prefix, $from, $to) = @_;
+    my $req = join '', map { "get $prefix$_\r\n" } $from .. $to;
+    my $r = send_recv($s, $req, n => $to - $from + 1);
+    return scalar(() = $r =~ /^VALUE /mg);
+}
+
 sub tcload_hit_ratios {
     my ($srv, $opt, @phases) = @_;
     require JSON::PP;
