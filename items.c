@@ -177,15 +177,6 @@ bool item_size_ok(size_t nkey, client_flags_t flags, int nbytes)
     return item_class(nkey, flags, nbytes) != 0;
 }
 
-bool key_in_dram(const char *key, size_t nkey)
-{
-    uint64_t hv = hash_key(key, nkey);
-    item_lock(hv);
-    bool in_d = assoc_find(key, nkey, hv) != NULL;
-    item_unlock(hv);
-    return in_d;
-}
-
 item *free_d_chunk(const struct placement_query *q)
 {
     return slabs_alloc(q->ntotal, q->clsid);
@@ -206,7 +197,7 @@ static item *do_item_alloc(const char *key, size_t nkey,
     item *it = NULL;
     uint16_t it_flags = 0;
 
-    struct placement_query q = { key, nkey, id, ntotal, zone };
+    struct placement_query q = { key, nkey, id, ntotal, zone, false };
     if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
         it = staging_alloc(ntotal, w);
@@ -228,6 +219,9 @@ static item *do_item_alloc(const char *key, size_t nkey,
     if (it == NULL) {
         ctr_add(&ccount[id].outofmemory, 1);
         return NULL;
+    }
+    if (q.zone_guessed) {
+        it_flags |= ITEM_ZONE_GUESSED;
     }
     it->next = it->prev = NULL;
     it->cas = 0;
@@ -264,19 +258,48 @@ static item *alloc_version(const item *old_it, client_flags_t flags,
                          nbytes, zone, NULL);
 }
 
-/* Secure the chunk `it` will be linked in (item lock held).  A D item
- * already has its chunk; a staging buffer needs an N chunk, else a D one
- * (counted as an n_fallback).  False when neither zone has room. */
-static bool do_reserve_target(item *it, struct link_target *tgt)
+/* A staging buffer placed by a guess (ITEM_ZONE_GUESSED: its key not
+ * looked up yet) over a key whose current version, old_it, is in D: the
+ * key stays in D (tier_place_by_key_zone), in a D chunk the store copies
+ * the buffer into; without one it goes on to N, a d_fallback as in
+ * do_item_alloc.  (A guess of D is right whatever old_it is: a new
+ * version of an N key takes a free D chunk too.)  True when tgt->d holds
+ * the chunk. */
+static bool do_settle_guess(item *it, const item *old_it, bool may_evict,
+                            struct link_target *tgt)
+{
+    if (old_it == NULL || is_heap(old_it) || !is_heap(it)) {
+        return false;
+    }
+    tgt->d = d_chunk(it->slabs_clsid, ITEM_ntotal(it), may_evict);
+    if (tgt->d == NULL) {
+        ctr_add(&ccount[it->slabs_clsid].d_fallbacks, 1);
+    }
+    return tgt->d != NULL;
+}
+
+/* Secure the chunk `it` will be linked in (item lock held), over old_it
+ * (NULL for a new key).  A D item already has its chunk; a staging buffer
+ * needs an N chunk, else a D one (counted as an n_fallback), unless its
+ * placement was a guess the key's zone settles for D.  False when
+ * neither zone has room. */
+static bool do_reserve_target(item *it, const item *old_it,
+                              struct link_target *tgt)
 {
     tgt->noff = HEAP_NO_OFF;
     tgt->d = NULL;
     tgt->written = false;
+    bool may_evict = settings.evict_to_free != 0;
+    if ((it->it_flags & ITEM_ZONE_GUESSED) != 0) {
+        it->it_flags &= ~ITEM_ZONE_GUESSED;
+        if (do_settle_guess(it, old_it, may_evict, tgt)) {
+            return true;
+        }
+    }
     if (!is_heap(it)) {
         tgt->d = it;
         return true;
     }
-    bool may_evict = settings.evict_to_free != 0;
     if (n_chunk(it->slabs_clsid, may_evict, &tgt->noff)) {
         return true;
     }
@@ -351,7 +374,7 @@ static bool do_index_target(item *it, uint64_t hv, struct link_target *tgt)
 static bool do_item_link(item *it, uint64_t hv)
 {
     struct link_target tgt;
-    if (!do_reserve_target(it, &tgt)) {
+    if (!do_reserve_target(it, NULL, &tgt)) {
         return false;
     }
     do_persist_target(it, hv, &tgt);
@@ -439,7 +462,7 @@ bool do_item_replace(item *old_it, item *new_it, uint64_t hv)
     struct link_target tgt;
     new_it->counter = old_it->counter;
     new_it->epoch = old_it->epoch;
-    if (!do_reserve_target(new_it, &tgt)) {
+    if (!do_reserve_target(new_it, old_it, &tgt)) {
         return false;
     }
     do_persist_target(new_it, hv, &tgt);

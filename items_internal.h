@@ -406,7 +406,6 @@ unsigned int ncopy_itemless_class(unsigned int except);
 uint64_t ncopy_count(unsigned int id);
 
 /* ---- items.c ---- */
-bool key_in_dram(const char *key, size_t nkey);
 item *free_d_chunk(const struct placement_query *q);
 enum version_zone find_version(item *it, uint64_t hv, bool same_hold, item **d,
         uint64_t **locp);

@@ -291,7 +291,6 @@ const struct tier_engine policy_engine = {
     .d_reclaim = engine_d_reclaim,
     .demote = engine_demote,
     .promote_at = engine_promote_at,
-    .key_in_dram = key_in_dram,
     .free_d_chunk = free_d_chunk,
     .release = item_remove,
 };

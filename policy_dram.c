@@ -8,7 +8,7 @@
 #include "config.h"
 #include "tier_policy.h"
 
-static bool never(const struct placement_query *q, item **chunk)
+static bool never(struct placement_query *q, item **chunk)
 {
     return false;
 }

@@ -9,7 +9,7 @@
 
 #include "clock_nvm.h"
 
-static bool always(const struct placement_query *q, item **chunk)
+static bool always(struct placement_query *q, item **chunk)
 {
     return true;
 }

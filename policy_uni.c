@@ -10,7 +10,7 @@
 #include "clock_nvm.h"
 #include "hash.h"
 
-static bool by_capacity(const struct placement_query *q, item **chunk)
+static bool by_capacity(struct placement_query *q, item **chunk)
 {
     struct slabs_tier_totals tt;
     slabs_tier_get_totals(&tt);

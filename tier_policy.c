@@ -46,16 +46,16 @@ void tier_policy_init(const struct tier_policy_ops *p,
 }
 
 /* HMCached keeps a key in the zone it is in; a new key goes where
- * tier_placement says (doc/tiering.md "Stores"). */
-bool tier_place_by_key_zone(const struct placement_query *q, item **chunk)
+ * tier_placement says (doc/tiering.md "Stores").  A SET is placed before
+ * its key is looked up, so that it is looked up once, at the store: the
+ * answer for a key not yet found is a new key's, marked a guess. */
+bool tier_place_by_key_zone(struct placement_query *q, item **chunk)
 {
-    enum key_zone zone = q->zone;
-    if (zone == KEY_ZONE_UNKNOWN) {
-        zone = tier_engine_ops->key_in_dram(q->key, q->nkey)
-            ? KEY_ZONE_D : KEY_ZONE_NOT_D;
-    }
-    if (zone == KEY_ZONE_D) {
+    if (q->zone == KEY_ZONE_D) {
         return false;
+    }
+    if (q->zone == KEY_ZONE_UNKNOWN) {
+        q->zone_guessed = true;
     }
     if (settings.tier.placement == TIER_PLACE_NVM) {
         return true;
@@ -64,7 +64,7 @@ bool tier_place_by_key_zone(const struct placement_query *q, item **chunk)
     return *chunk == NULL;
 }
 
-bool tier_place_by_option(const struct placement_query *q, item **chunk)
+bool tier_place_by_option(struct placement_query *q, item **chunk)
 {
     return settings.tier.placement == TIER_PLACE_NVM;
 }

@@ -39,7 +39,8 @@
 
 /* Where the engine stands when it asks for a new version's zone. */
 enum key_zone {
-    KEY_ZONE_UNKNOWN,            /* a new store: the key may be anywhere */
+    KEY_ZONE_UNKNOWN,            /* a new store, the key not looked up yet:
+                                  * it may be anywhere */
     KEY_ZONE_D,                  /* the key's current version is in D */
     KEY_ZONE_NOT_D               /* it is in N, or nowhere */
 };
@@ -50,6 +51,10 @@ struct placement_query {
     unsigned int clsid;
     size_t ntotal;
     enum key_zone zone;
+    /* set by a placement that depends on the key's zone when asked with
+     * KEY_ZONE_UNKNOWN: the answer is a guess (a new key's zone), which
+     * the store settles once it has found the key (items.c) */
+    bool zone_guessed;
 };
 
 enum tier_promote_result {
@@ -73,8 +78,6 @@ struct tier_engine {
      * still_wanted(clsid, off) says so (called under its item lock) */
     enum tier_promote_result (*promote_at)(uint64_t hv, uint64_t off,
             bool (*still_wanted)(unsigned int clsid, uint64_t off));
-    /* is the key's current version in D (takes its item lock) */
-    bool (*key_in_dram)(const char *key, size_t nkey);
     /* a free D chunk for q (no eviction), or NULL */
     item *(*free_d_chunk)(const struct placement_query *q);
     /* drop a reference to a D item (the pin a queue walk took:
@@ -109,8 +112,9 @@ struct tier_policy_ops {
      * to the N-zone as its copy?  Only with keeps_n_copy.  NULL: never. */
     bool (*copies_store)(unsigned int clsid);
     /* the zone of a new version: true for N.  May take a free D chunk for
-     * it (*chunk) when it decides for D. */
-    bool (*places_in_nvm)(const struct placement_query *q, item **chunk);
+     * it (*chunk) when it decides for D, and mark its answer a guess
+     * (q->zone_guessed). */
+    bool (*places_in_nvm)(struct placement_query *q, item **chunk);
     /* should the N item of class clsid, whose counter just became
      * counter, move to D?  NULL: never. */
     bool (*wants_promotion)(unsigned int clsid, uint32_t counter);
@@ -161,10 +165,11 @@ size_t tier_policy_names(char *buf, size_t len, enum tier_policy first);
 
 /* Placement rules more than one policy uses (tier_policy.c). */
 /* The key's zone if it is in D, else tier_placement: nvm -> N,
- * dram_first -> D while a free D chunk is there (taken), else N. */
-bool tier_place_by_key_zone(const struct placement_query *q, item **chunk);
+ * dram_first -> D while a free D chunk is there (taken), else N.  Not yet
+ * looked up (KEY_ZONE_UNKNOWN): as for a new key, a guess. */
+bool tier_place_by_key_zone(struct placement_query *q, item **chunk);
 /* tier_placement=nvm -> N, else D. */
-bool tier_place_by_option(const struct placement_query *q, item **chunk);
+bool tier_place_by_option(struct placement_query *q, item **chunk);
 
 /* Why the policy's operations cannot run together (a feature that needs
  * another, or two that share the same bytes), or NULL when they can;

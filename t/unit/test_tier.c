@@ -213,6 +213,19 @@ static void test_get_lines(void)
                                                        "now in D"),
        "a new version of an N key moves to D (exclusive: one copy)");
     ok(unit_tier_stat("n_items") == n - 1, "the old N version is gone");
+
+    /* placed before the lookup, a store guesses N under tier_placement=nvm;
+     * the store finds the key in D and keeps it there */
+    settings.tier.placement = TIER_PLACE_NVM;
+    unsigned int d_items = (unsigned int)unit_tier_stat("d_items");
+    ok(put("fresh", "again", 0, 0) == STORED && zone_of("fresh", NULL) == 'D'
+       && value_is("fresh", "again")
+       && unit_tier_stat("d_items") == d_items
+       && unit_tier_stat("n_items") == n - 1,
+       "tier_placement=nvm: a new version of a D key stays in D, one copy");
+    ok(put("newer", "to N", 0, 0) == STORED && zone_of("newer", NULL) == 'N',
+       "tier_placement=nvm: a new key goes to N");
+    settings.tier.placement = TIER_PLACE_DRAM_FIRST;
     engine_stop();
 }
 
