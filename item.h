@@ -70,9 +70,10 @@ enum item_lookup {
                                    * passed it (items_mq.c) */
 #define ITEM_COLD       (1 << 10) /* in queue 0's COLD part (items_mq.c);
                                    * changed under the MQ class lock too */
-#define ITEM_ZONE_GUESSED (1 << 11) /* not stored yet, placed before its key
-                                     * was looked up: the store settles
-                                     * the zone (items.c) */
+#define ITEM_ZONE_GUESSED (1 << 11) /* a staging buffer not stored yet,
+                                     * placed in N before its key was
+                                     * looked up: the store settles the
+                                     * zone (items.c) */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */

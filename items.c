@@ -201,7 +201,9 @@ static item *do_item_alloc(const char *key, size_t nkey,
     if (tiering && active_policy->places_in_nvm(&q, &it)) {
         /* Filled by the caller in DRAM, written to NVM when linked. */
         it = staging_alloc(ntotal, w);
-        it_flags = ITEM_HEAP;
+        /* only a guess of N is marked: a guess of D needs no settling
+         * (do_settle_guess) */
+        it_flags = ITEM_HEAP | (q.zone_guessed ? ITEM_ZONE_GUESSED : 0);
     } else if (it == NULL) {
         it = d_chunk(id, ntotal, settings.evict_to_free != 0);
         if (it == NULL && tiering) {
@@ -219,9 +221,6 @@ static item *do_item_alloc(const char *key, size_t nkey,
     if (it == NULL) {
         ctr_add(&ccount[id].outofmemory, 1);
         return NULL;
-    }
-    if (q.zone_guessed) {
-        it_flags |= ITEM_ZONE_GUESSED;
     }
     it->next = it->prev = NULL;
     it->cas = 0;
@@ -268,7 +267,7 @@ static item *alloc_version(const item *old_it, client_flags_t flags,
 static bool do_settle_guess(item *it, const item *old_it, bool may_evict,
                             struct link_target *tgt)
 {
-    if (old_it == NULL || is_heap(old_it) || !is_heap(it)) {
+    if (old_it == NULL || is_heap(old_it)) {
         return false;
     }
     tgt->d = d_chunk(it->slabs_clsid, ITEM_ntotal(it), may_evict);
@@ -289,16 +288,16 @@ static bool do_reserve_target(item *it, const item *old_it,
     tgt->noff = HEAP_NO_OFF;
     tgt->d = NULL;
     tgt->written = false;
+    if (!is_heap(it)) {
+        tgt->d = it;
+        return true;
+    }
     bool may_evict = settings.evict_to_free != 0;
     if ((it->it_flags & ITEM_ZONE_GUESSED) != 0) {
         it->it_flags &= ~ITEM_ZONE_GUESSED;
         if (do_settle_guess(it, old_it, may_evict, tgt)) {
             return true;
         }
-    }
-    if (!is_heap(it)) {
-        tgt->d = it;
-        return true;
     }
     if (n_chunk(it->slabs_clsid, may_evict, &tgt->noff)) {
         return true;
