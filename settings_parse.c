@@ -15,7 +15,7 @@
 #include "config.h"
 #include "settings_parse.h"
 #include "settings.h"
-#include "nvm.h"
+#include "nvm_config.h"
 #include "tier_policy.h"
 #include "tier_reassign.h"
 #include "util.h"
