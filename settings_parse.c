@@ -16,8 +16,7 @@
 #include "settings_parse.h"
 #include "settings.h"
 #include "nvm_config.h"
-#include "tier_policy.h"
-#include "tier_reassign.h"
+#include "storage/storage.h"
 #include "util.h"
 
 #include <ctype.h>
