@@ -35,11 +35,10 @@
 #include "clock.h"
 #include "conn_buf.h"
 #include "daemon_stats.h"
-#include "item.h"
-#include "items.h"
 #include "logger.h"
 #include "settings.h"
 #include "stat_counter.h"
+#include "storage/storage.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -13,8 +13,8 @@
 #define CONN_H
 
 #include "clock.h"
-#include "item.h"
 #include "stat_line.h"
+#include "storage/storage.h"
 
 #include <event.h>
 #include <stdatomic.h>

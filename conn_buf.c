@@ -43,7 +43,7 @@
 #include "conn_buf.h"
 #include "conn.h"
 #include "daemon_stats.h"
-#include "items.h"
+#include "storage/storage.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #define CONN_BUF_H
 
 #include "conn.h"
-#include "item.h"
+#include "storage/storage.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

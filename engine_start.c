@@ -17,7 +17,7 @@
 #include "daemon_stats.h"
 #include "proto_select.h"
 #include "settings.h"
-#include "storage.h"
+#include "storage/storage.h"
 #include "thread.h"
 
 int engine_start(void)

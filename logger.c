@@ -30,10 +30,12 @@
 #include "logger.h"
 
 #include "clock.h"
-#include "item.h"
 #include "settings.h"
 #include "stat_counter.h"
 #include "util.h"
+/* the engine's codes its events carry (key length, store results); a
+ * header of storage's that reaches nothing above it */
+#include "storage/item.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "proto_internal.h"
-#include "slabs.h"
+#include "storage/storage.h"
 #include "tls.h"
 
 #include <signal.h>

@@ -22,7 +22,7 @@
 #include "proto_bin.h"
 #include "proto_internal.h"
 #include "proto_sasl.h"
-#include "slabs.h"
+#include "storage/storage.h"
 
 #include <inttypes.h>
 #include <limits.h>

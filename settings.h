@@ -18,7 +18,7 @@
 
 #include "clock.h"
 #include "listen_config.h"
-#include "nvm.h"
+#include "nvm_config.h"
 #include "tier_config.h"
 #include "tls_config.h"
 

@@ -15,9 +15,8 @@
 #include "config.h"
 #include "settings_parse.h"
 #include "settings.h"
-#include "nvm.h"
-#include "tier_policy.h"
-#include "tier_reassign.h"
+#include "nvm_config.h"
+#include "storage/storage.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -3,11 +3,10 @@
  *
  * Owns the ADD_STAT callback that writes lines to a connection
  * (append_ascii_stats; append_stat, stat_line.c, formats them), the
- * general stats listing
- * in memcached 1.6.18's order and names (the storage lines come from
- * storage_stats_general in items_stats.c; our own additions follow them,
- * the server's name and version last), the settings listing, and the
- * per-key-prefix counters behind `stats detail`.
+ * general stats listing in memcached 1.6.18's order and names (the
+ * storage lines come from storage_stats_general in storage/storage.c; our
+ * own additions follow them, the server's name and version last), the
+ * settings listing, and the per-key-prefix counters behind `stats detail`.
  *
  * It sits above what it prints: the counters (daemon_stats.h), the
  * workers' sums (thread.c), the connections' buffers (conn_buf.c), TLS
@@ -22,19 +21,11 @@
 #include "clock.h"
 #include "conn.h"
 #include "conn_buf.h"
-#include "hash.h"
-#include "items.h"
 #include "logger.h"
-#include "nvm.h"
 #include "settings.h"
-#include "slab_class.h"
-#include "slabs.h"
-#include "slabs_tier.h"
 #include "stat_counter.h"
-#include "storage_worker.h"
+#include "storage/storage.h"
 #include "thread.h"
-#include "tier_policy.h"
-#include "tier_reassign.h"
 #include "tls.h"
 
 #include <stdio.h>

@@ -9,9 +9,9 @@
 
 #include "clock.h"
 #include "daemon_stats.h"
-#include "slab_class.h"
 #include "stat_counter.h"
 #include "stat_line.h"
+#include "storage/storage.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -30,7 +30,7 @@
 #include "item_lock.h"
 #include "settings.h"
 #include "stat_counter.h"
-#include "tier_reassign.h"
+#include "storage/storage.h"
 #include "tls.h"
 
 #include <errno.h>

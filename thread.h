@@ -11,7 +11,7 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "daemon_stats.h"
-#include "storage_worker.h"
+#include "storage/storage.h"
 
 #include <event.h>
 #include <pthread.h>

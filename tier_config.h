@@ -1,6 +1,6 @@
 /*
  * tier_config.h: the options of the tiered engine (-o tier_*;
- * doc/tiering.md "Options"), a struct like nvm.h's struct nvm_config,
+ * doc/tiering.md "Options"), a struct like nvm_config.h's struct nvm_config,
  * embedded in the settings as settings.tier.  Written only at start-up
  * (settings.c parses and checks them), read everywhere after.
  */

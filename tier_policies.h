@@ -5,13 +5,16 @@
  * X(ID, name) for each: ID gives enum tier_policy its TIER_POLICY_<ID>
  * (tier_config.h), name is the `-o tier_policy=` value and `stats
  * settings`' figure, and the policy is `const struct tier_policy_ops
- * policy_<name>` (tier_policy.h), defined in policy_<name>.c.  Adding a
- * policy is that file and one line here (and the file among Makefile.am's
- * policy_sources); the registry (tier_registry.c), the declarations, the
- * option's parser, its usage line and its error message follow from the
- * list.  The default is tier_config.c's.
+ * policy_<name>` (storage/tier_policy.h), defined in
+ * storage/policy_<name>.c.  Adding a policy is that file and one line here
+ * (and the file among Makefile.am's policy_sources); the registry
+ * (storage/tier_registry.c), the declarations, the option's parser, its
+ * usage line and its error message follow from the list.  The default is
+ * tier_config.c's.
  *
- * A leaf: no includes, no lock (a list of names).
+ * A leaf: no includes, no lock (a list of names).  It stays beside
+ * settings.h (tier_config.h includes it for the option's enum) rather than
+ * in storage/: both sides read it.
  */
 #ifndef TIER_POLICIES_H
 #define TIER_POLICIES_H

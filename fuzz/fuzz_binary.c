@@ -26,12 +26,9 @@
 #include "conn.h"
 #include "conn_buf.h"
 #include "engine_start.h"
-#include "items.h"
-#include "storage.h"
-#include "nvm.h"
 #include "settings.h"
 #include "settings_parse.h"
-#include "slab_class.h"
+#include "storage/storage.h"
 #include "thread.h"
 
 #include <errno.h>

@@ -5,6 +5,8 @@
 # of three rooms that mixes a daemon room (conn) with storage rooms
 # (items, slabs), a leaf outside it, and the one arrow the circle's order
 # must reverse.  Then the same tree with the symbol arrow gone: no circle.
+# The storage rooms live in storage/, as the engine does, and their
+# objects in build/storage/ (automake's subdir-objects).
 use strict;
 use warnings;
 use Test::More;
@@ -17,7 +19,7 @@ use JSON::PP;
 my $root = "$FindBin::Bin/..";
 my $map = "$root/scripts/structure-map";
 my $dir = tempdir(CLEANUP => 1);
-mkdir "$dir/build" or die;
+mkdir "$_" or die for ("$dir/build", "$dir/storage", "$dir/build/storage");
 
 sub put {
     my ($name, $text) = @_;
@@ -30,20 +32,22 @@ sub put {
 # calls conn_note, defined in conn.c: a symbol arrow); util is a leaf
 # that conn includes
 put('conn.h', "void conn_note(void);\n");
-put('conn.c', qq{#include "conn.h"\n#include "items.h"\n#include "util.h"\n}
+put('conn.c', qq{#include "conn.h"\n#include "storage/items.h"\n}
+    . qq{#include "util.h"\n}
     . "void conn_note(void) {}\nint conn_get(void) { return item_get(); }\n");
-put('items.h', "int item_get(void);\n");
-put('items.c', qq{#include "items.h"\n#include "slabs.h"\n}
+put('storage/items.h', "int item_get(void);\n");
+put('storage/items.c', qq{#include "items.h"\n#include "slabs.h"\n}
     . "int item_get(void) { return slabs_alloc(); }\n");
-put('slabs.h', "int slabs_alloc(void);\n");
+put('storage/slabs.h', "int slabs_alloc(void);\n");
 put('util.h', "int util_twice(int x);\n");
 put('util.c', qq{#include "util.h"\nint util_twice(int x) { return 2 * x; }\n});
 
 sub build {
-    for my $stem (qw(conn items slabs util)) {
-        next unless -e "$dir/$stem.c";
-        system('cc', '-c', '-o', "$dir/build/memcached-$stem.o",
-               "$dir/$stem.c") == 0 or die "cc $stem.c failed\n";
+    for my $path (qw(conn storage/items storage/slabs util)) {
+        next unless -e "$dir/$path.c";
+        (my $obj = $path) =~ s{([^/]+)$}{memcached-$1};
+        system('cc', '-c', '-o', "$dir/build/$obj.o",
+               "$dir/$path.c") == 0 or die "cc $path.c failed\n";
     }
 }
 
@@ -56,7 +60,7 @@ sub run_map {
     return ($out, decode_json(<$fh>));
 }
 
-put('slabs.c', qq{#include "slabs.h"\nvoid conn_note(void);\n}
+put('storage/slabs.c', qq{#include "slabs.h"\nvoid conn_note(void);\n}
     . "int slabs_alloc(void) { conn_note(); return 1; }\n");
 build();
 my ($out, $m) = run_map();
@@ -69,7 +73,8 @@ is(scalar @{ $m->{back_arrows} }, 1, 'one arrow in it runs back up');
 like($out, qr/largest circle: 3 rooms/, 'the summary names its size');
 
 # without the call back up there is no circle
-put('slabs.c', qq{#include "slabs.h"\nint slabs_alloc(void) { return 1; }\n});
+put('storage/slabs.c',
+    qq{#include "slabs.h"\nint slabs_alloc(void) { return 1; }\n});
 build();
 ($out, $m) = run_map();
 is_deeply($m->{circles}, [], 'no circle once slabs no longer calls conn');

@@ -1,9 +1,11 @@
 /*
- * items.h: the storage surface that the rest of the daemon uses.
+ * items.h: the item API, the storage surface that the rest of the daemon
+ * uses (through storage.h, which includes it).
  *
- * The protocol layer (proto_text.c) and the stats/admin code see storage
- * only through these functions.  They are zone-agnostic on purpose: a lookup
- * returns an item wherever it lives, D-zone or N-zone (doc/design.md).
+ * The protocol layer (proto_text.c) and the stats/admin code see the
+ * items only through these functions.  They are zone-agnostic on purpose:
+ * a lookup returns an item wherever it lives, D-zone or N-zone
+ * (doc/design.md).
  *
  * References: every item returned here carries one reference owned by the
  * caller, released with item_remove().  Linked items also hold one reference
