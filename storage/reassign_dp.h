@@ -127,7 +127,10 @@ static inline uint32_t reassign_clamp_counter(int counter)
  * D- and the N-zone changes nothing (both zones share the histogram).
  * No locks, no read-modify-write, no spinning, and it cannot overflow or
  * lose a record; notes before reassign_init() are ignored, notes with a bad
- * slot or class are counted in reassign_stats.notes_rejected. */
+ * slot or class are counted in reassign_stats.notes_rejected.  Always
+ * inline: a hit of an N item notes once, and the call would be one more
+ * file its request enters (doc/design.md "The request path"). */
+__attribute__((always_inline))
 static inline void reassign_note(unsigned slot, unsigned cls,
                                  int old_counter, int new_counter)
 {

@@ -34,7 +34,9 @@ extern bool tier_reassign_noting;
 extern __thread unsigned tier_reassign_slot;
 
 /* Item of class clsid: counter old -> new; -1 = not in the class (entered
- * or left).  Item lock held; no lock taken, no spinning. */
+ * or left).  Item lock held; no lock taken, no spinning.  Always inline,
+ * as reassign_note (reassign_dp.h). */
+__attribute__((always_inline))
 static inline void tier_reassign_note(unsigned int clsid, int old_counter,
                                       int new_counter)
 {
