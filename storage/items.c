@@ -782,7 +782,8 @@ static bool cas_allows_store(item *old_it, item *it, uint64_t cas_in,
     return true;
 }
 
-/* add on an existing key counts as a use of it (item lock held). */
+/* add on an existing key counts as a use of it (item lock held), which
+ * does not make it fetched: memcached's `mg ... h` says 0 after it. */
 static void count_use(item *old_it, uint64_t hv)
 {
     if (!is_heap(old_it)) {
@@ -794,7 +795,8 @@ static void count_use(item *old_it, uint64_t hv)
         : assoc_find_noff(hv, heap_meta(old_it)->noff);
     if (locp != NULL) {
         bool rehit = policy_sees_rehit(*locp);
-        n_bump(locp, old_it->time - hd_n_atime(*locp), old_it->slabs_clsid);
+        n_count_use(locp, old_it->time - hd_n_atime(*locp),
+                    old_it->slabs_clsid);
         if (rehit) {
             active_policy->n_rehit(old_it->slabs_clsid,
                                    heap_meta(old_it)->noff, TIER_LRU_UNKNOWN);
@@ -988,6 +990,12 @@ static item *store_counter(item *it, const char *num, size_t len,
     if (new_it == NULL) {
         item_remove(it);
         return NULL;
+    }
+    if (as_in_place) {
+        /* memcached's in-place update keeps the item, and so its flags
+         * (`mg`'s h, the win token, stale, a base64 key) */
+        new_it->it_flags |= it->it_flags & (ITEM_FETCHED | ITEM_TOKEN_SENT
+                                            | ITEM_STALE | ITEM_KEY_BINARY);
     }
     memcpy(ITEM_data(new_it), num, len);
     memset(ITEM_data(new_it) + len, ' ', (size_t)nbytes - len - 2);

@@ -315,6 +315,7 @@ item *staging_alloc(size_t ntotal, struct storage_worker *w);
  * nothing has used them for a second */
 void staging_spares_tick(void);
 bool policy_sees_rehit(uint64_t loc);
+bool n_count_use(uint64_t *locp, rel_time_t base, unsigned int clsid);
 bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid);
 bool n_chunk(unsigned int id, bool may_evict, uint64_t *off);
 void write_to_nvm(const item *it, uint64_t hv, uint64_t off);

@@ -269,10 +269,11 @@ bool policy_sees_rehit(uint64_t loc)
         && (hd_n_flags(loc) & ITEM_FETCHED) != 0;
 }
 
-/* Record a hit on the N item of *locp (header time `base`): counter, CLOCK
- * bit, fetched flag, last access.  Returns whether it is now hot enough to
- * be promoted. */
-bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
+/* A counted use of the N item of *locp (header time `base`): counter,
+ * CLOCK bit, last access, and the flags `adds`.  Returns whether it is now
+ * hot enough to be promoted. */
+static bool n_use(uint64_t *locp, rel_time_t base, unsigned int clsid,
+                  uint16_t adds)
 {
     uint64_t loc = *locp;
     uint32_t epoch = migrate_epoch();
@@ -283,10 +284,23 @@ bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
     loc = hd_n_set_counter(loc, c);
     loc = hd_n_set_epoch(loc, epoch);
     loc = hd_n_set_ref(loc, true);
-    loc = hd_n_set_flags(loc, hd_n_flags(loc) | ITEM_FETCHED);
+    loc = hd_n_set_flags(loc, hd_n_flags(loc) | adds);
     loc = hd_n_set_atime(loc, base, current_time);
     *locp = loc;
     return wants_promotion(clsid, c);
+}
+
+/* A hit: a use that reads the value, so the item is fetched. */
+bool n_bump(uint64_t *locp, rel_time_t base, unsigned int clsid)
+{
+    return n_use(locp, base, clsid, ITEM_FETCHED);
+}
+
+/* A use that reads no value (an add over the key), as count_access counts
+ * one of a D item: not fetched. */
+bool n_count_use(uint64_t *locp, rel_time_t base, unsigned int clsid)
+{
+    return n_use(locp, base, clsid, 0);
 }
 
 /* An N chunk of class id: a free one, else one the CLOCK (duallru: the

@@ -151,6 +151,14 @@ my @scripts = (
     # an empty value is not a number before its cas is compared
     ['incr of an empty value with a cas', '', ["ms e 0\r\n\r\nma e C999 v\r\nma e v\r\n",
         { bin => bin_req('incr', key => 'e', ext => incr_ext(1, 0, 0), cas => 999) }]],
+    # the same over keys in the N-zone (the fourth field: flags for the
+    # server under test alone): an add over a key is a use, not a fetch,
+    # and a decr memcached does in place keeps the item's fetched flag
+    ['add over an N key, then mg h', '', ["ms n 3 T0\r\nabc\r\n", "add n 0 0 1\r\nx\r\n",
+        "mg n v h\r\nmg n h\r\n"], '-o nvm_size=64m,tier_placement=nvm'],
+    ['decr of a fetched N key, then mg h', '', ["ms a 2 T0\r\n20\r\n", "mg a c\r\n",
+        "decr a 6\r\nmg a h s c\r\n", "incr a 100\r\nmg a h s v\r\n"],
+        '-o nvm_size=64m,tier_placement=nvm'],
 );
 
 # mask values that legitimately differ
@@ -223,9 +231,10 @@ sub run_script {
 
 diag('self-comparison: the server under test is the stock binary') if server_is_stock();
 for my $s (@scripts) {
-    my ($name, $flags, $steps) = @$s;
+    my ($name, $flags, $steps, $ours_only) = @$s;
     # fresh servers per script keep cas patterns and state independent
-    my $ours = new_memcached($flags);
+    my $ours = new_memcached(join ' ', grep { $_ ne '' } $flags,
+        server_is_stock() ? '' : $ours_only // '');
     my $stock = stock_memcached($flags);
     my $a = mask(run_script($ours, $steps));
     my $b = mask(run_script($stock, $steps));
