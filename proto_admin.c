@@ -4,7 +4,7 @@
  * flush_all, verbosity, cache_memlimit, shutdown, refresh_certs, slabs,
  * lru_crawler (writing metadump's batches as the client reads them), lru,
  * watch (whose streams are logger.c's), and in debug builds misbehave,
- * debugfail and debugtime.
+ * debugfail, debugmove and debugtime.
  * proto_text.c's dispatch calls in here once it has gated the token count.
  *
  * Locks: none of our own.  The stats and item calls take the locks they
@@ -713,6 +713,23 @@ void process_debugfail_command(conn *c, token_t *tokens)
     }
     items_debug_fail_snapshots(n);
     out_string(c, "OK");
+}
+
+/* Debug build only: "debugmove hold" stops page moves once their page is
+ * chosen, "debugmove release" lets them go on. */
+void process_debugmove_command(conn *c, token_t *tokens)
+{
+    if (tokens[1].value == NULL) {
+        out_string(c, "ERROR");
+    } else if (strcmp(tokens[1].value, "hold") == 0) {
+        slabs_debug_hold_moves(true);
+        out_string(c, "OK");
+    } else if (strcmp(tokens[1].value, "release") == 0) {
+        slabs_debug_hold_moves(false);
+        out_string(c, "OK");
+    } else {
+        out_string(c, "ERROR");
+    }
 }
 
 /* Debug build only: "debugtime <seconds>" moves the server clock. */

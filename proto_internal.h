@@ -186,6 +186,7 @@ void process_watch_command(conn *c, token_t *tokens, size_t ntokens);
 void process_misbehave_command(conn *c);
 void process_debugfail_command(conn *c, token_t *tokens);
 void process_debugtime_command(conn *c, token_t *tokens);
+void process_debugmove_command(conn *c, token_t *tokens);
 #endif
 
 #endif

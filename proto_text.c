@@ -597,6 +597,8 @@ static void process_command_ascii(conn *c, char *command, size_t len)
         process_debugtime_command(c, tokens);
     } else if (COMMAND_IS(cmd, "debugfail")) {
         process_debugfail_command(c, tokens);
+    } else if (COMMAND_IS(cmd, "debugmove")) {
+        process_debugmove_command(c, tokens);
 #endif
     } else {
         dispatch_other(c, tokens, ntokens);

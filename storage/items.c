@@ -216,6 +216,10 @@ static item *do_item_alloc(const char *key, size_t nkey,
             if (it != NULL) {
                 ctr_add(&ccount[id].d_fallbacks, 1);
             }
+        } else if (it == NULL) {
+            /* every victim it evicted lay on the page a move is taking
+             * from the class, which keeps their chunks: one comes back */
+            it = slabs_alloc_from_move(ntotal, id);
         }
     }
     if (it == NULL) {

@@ -524,6 +524,27 @@ void *slabs_alloc(size_t size, unsigned int id)
     return ret;
 }
 
+/* A store's victims can all lie on the page a move is emptying (its
+ * oldest page: oldest items sit at the queue tails), whose chunks the
+ * move keeps (do_slabs_free), so the store would find no chunk where
+ * memcached, whose mover leaves a freed chunk to the next allocation,
+ * stores.  The store takes one of them back; the page evictor's next
+ * pass empties it again (items_evict_page). */
+void *slabs_alloc_from_move(size_t size, unsigned int id)
+{
+    item *it = NULL;
+    pthread_mutex_lock(&slabs_lock);
+    if (rebal.moving && rebal.src == (int)id
+            && rebal.back.free_list != NULL && size <= slabclass[id].size) {
+        it = rebal.back.free_list;
+        freelist_remove(&rebal.back, it);
+        it->it_flags = 0;
+        atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&slabs_lock);
+    return it;
+}
+
 static bool chunk_in_moving_page(const void *ptr)
 {
     return rebal.moving && (const char *)ptr >= rebal.start
@@ -996,6 +1017,33 @@ static long elapsed_ms(const struct timespec *since)
         + (now.tv_nsec - since->tv_nsec) / 1000000L;
 }
 
+#ifdef MEMCACHED_DEBUG
+/* Debug build only (`debugmove hold|release`, for tests): a page move
+ * stops once it has chosen its page and keeps its chunks, until
+ * released, so that a test can act on the class in that state. */
+static bool debug_hold_moves;
+
+void slabs_debug_hold_moves(bool hold)
+{
+    pthread_mutex_lock(&slabs_lock);
+    debug_hold_moves = hold;
+    pthread_mutex_unlock(&slabs_lock);
+}
+
+static void do_debug_wait_for_release(void)
+{
+    while (debug_hold_moves && !do_bg_thread_stopping(&rebal_thr)) {
+        pthread_mutex_unlock(&slabs_lock);
+        sleep_ms(1);
+        pthread_mutex_lock(&slabs_lock);
+    }
+}
+#else
+static void do_debug_wait_for_release(void)
+{
+}
+#endif
+
 /* Move one page; returns with slabs_lock held as on entry.  Items still
  * in the page are demoted or unlinked by the evictor; readers holding
  * references keep their copy until they release it, and only then does
@@ -1013,6 +1061,7 @@ static void do_rebalance_move(void)
         do_rebalance_end();
         return;
     }
+    do_debug_wait_for_release();
     while (rebal.back.free_count < perslab
             && !do_bg_thread_stopping(&rebal_thr)) {
         int src = rebal.src;

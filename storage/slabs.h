@@ -88,6 +88,13 @@ size_t slabs_page_size(void);
  * no free chunk and no new page can be had.  The chunk comes back with
  * it_flags == 0 and refcount == 0; the caller initialises the header. */
 void *slabs_alloc(size_t size, unsigned int id);
+/* For a store that slabs_alloc and eviction left without a chunk: one
+ * the page move out of class id has collected (slabs.c), or NULL. */
+void *slabs_alloc_from_move(size_t size, unsigned int id);
+#ifdef MEMCACHED_DEBUG
+/* `debugmove hold`: page moves wait, their page chosen, until released. */
+void slabs_debug_hold_moves(bool hold);
+#endif
 /* Return a chunk obtained from slabs_alloc (size as passed there). */
 void slabs_free(void *ptr, size_t size, unsigned int id);
 
