@@ -716,7 +716,8 @@ void process_debugfail_command(conn *c, token_t *tokens)
 }
 
 /* Debug build only: "debugmove hold" stops page moves once their page is
- * chosen, "debugmove release" lets them go on. */
+ * chosen, "debugmove release" lets them go on, "debugmove held" answers
+ * YES while one is stopped there (NO otherwise). */
 void process_debugmove_command(conn *c, token_t *tokens)
 {
     if (tokens[1].value == NULL) {
@@ -727,6 +728,8 @@ void process_debugmove_command(conn *c, token_t *tokens)
     } else if (strcmp(tokens[1].value, "release") == 0) {
         slabs_debug_hold_moves(false);
         out_string(c, "OK");
+    } else if (strcmp(tokens[1].value, "held") == 0) {
+        out_string(c, slabs_debug_move_held() ? "YES" : "NO");
     } else {
         out_string(c, "ERROR");
     }

@@ -1022,6 +1022,7 @@ static long elapsed_ms(const struct timespec *since)
  * stops once it has chosen its page and keeps its chunks, until
  * released, so that a test can act on the class in that state. */
 static bool debug_hold_moves;
+static bool debug_move_held;     /* a move waits at the hold now */
 
 void slabs_debug_hold_moves(bool hold)
 {
@@ -1030,13 +1031,23 @@ void slabs_debug_hold_moves(bool hold)
     pthread_mutex_unlock(&slabs_lock);
 }
 
+bool slabs_debug_move_held(void)
+{
+    pthread_mutex_lock(&slabs_lock);
+    bool held = debug_move_held;
+    pthread_mutex_unlock(&slabs_lock);
+    return held;
+}
+
 static void do_debug_wait_for_release(void)
 {
     while (debug_hold_moves && !do_bg_thread_stopping(&rebal_thr)) {
+        debug_move_held = true;
         pthread_mutex_unlock(&slabs_lock);
         sleep_ms(1);
         pthread_mutex_lock(&slabs_lock);
     }
+    debug_move_held = false;
 }
 #else
 static void do_debug_wait_for_release(void)

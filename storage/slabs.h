@@ -92,8 +92,10 @@ void *slabs_alloc(size_t size, unsigned int id);
  * the page move out of class id has collected (slabs.c), or NULL. */
 void *slabs_alloc_from_move(size_t size, unsigned int id);
 #ifdef MEMCACHED_DEBUG
-/* `debugmove hold`: page moves wait, their page chosen, until released. */
+/* `debugmove hold`: page moves wait, their page chosen, until released;
+ * `debugmove held`: whether one waits there now. */
 void slabs_debug_hold_moves(bool hold);
+bool slabs_debug_move_held(void);
 #endif
 /* Return a chunk obtained from slabs_alloc (size as passed there). */
 void slabs_free(void *ptr, size_t size, unsigned int id);

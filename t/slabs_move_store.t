@@ -57,8 +57,8 @@ cmp_ok($srv->stats->{evictions}, '>', 0, 'and evicts');
 is(send_recv($sock, "debugmove hold\r\n"), "OK\r\n", 'page moves held');
 is(send_recv($sock, "slabs reassign $cls 0\r\n"), "OK\r\n",
    "a page of class $cls goes to the global pool");
-ok(wait_until(30, sub { $srv->stats->{slab_reassign_running} }, 0.05),
-   'the move has begun');
+ok(wait_until(30, sub { send_recv($sock, "debugmove held\r\n") eq "YES\r\n" },
+              0.05), 'the move has chosen its page and waits');
 
 my $stores = 50;
 my $replies = send_sync($sock, join('', map {
