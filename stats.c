@@ -391,13 +391,7 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
     append_stat("dram_node", add_stats, c, "%d", nc->dram_node);
     append_stat("nvm_emulate", add_stats, c, "%u:%u", nc->emulate_read_ns,
                 nc->emulate_write_ns);
-    append_stat("tier_policy", add_stats, c, "%s",
-                tier_policy_name(settings.tier.policy));
-    append_stat("tier_placement", add_stats, c, "%s",
-                settings.tier.placement == TIER_PLACE_NVM ? "nvm"
-                                                          : "dram_first");
-    append_stat("tier_promote", add_stats, c, "%s",
-                settings.tier.promote_async ? "async" : "sync");
+    tier_mode_stats(add_stats, c);
     append_stat("tier_threshold", add_stats, c, "%u",
                 settings.tier.threshold_init);
     append_stat("tier_adjust_period", add_stats, c, "%u",

@@ -198,5 +198,8 @@ void item_stats_reset(void);
 /* stats tier / stats tier classes (doc/tiering.md lists every name) */
 void tier_stats(ADD_STAT add_stats, void *c);
 void tier_stats_classes(ADD_STAT add_stats, void *c);
+/* tier_policy, tier_placement and tier_promote, as both `stats settings`
+ * and `stats tier` list them */
+void tier_mode_stats(ADD_STAT add_stats, void *c);
 
 #endif

@@ -372,6 +372,17 @@ static void sum_tier(const struct storage_worker_stats *ts,
     }
 }
 
+void tier_mode_stats(ADD_STAT add_stats, void *c)
+{
+    append_stat("tier_policy", add_stats, c, "%s",
+                tier_policy_name(settings.tier.policy));
+    append_stat("tier_placement", add_stats, c, "%s",
+                settings.tier.placement == TIER_PLACE_NVM ? "nvm"
+                                                          : "dram_first");
+    append_stat("tier_promote", add_stats, c, "%s",
+                settings.tier.promote_async ? "async" : "sync");
+}
+
 void items_stats_tier(ADD_STAT add_stats, void *c)
 {
     struct storage_worker_stats *ts = calloc(1, sizeof(*ts));
@@ -397,13 +408,7 @@ void items_stats_tier(ADD_STAT add_stats, void *c)
     clock_nvm_get_stats(&cs);
     uint64_t index_bytes = assoc_index_bytes();
 
-    append_stat("tier_policy", add_stats, c, "%s",
-                tier_policy_name(settings.tier.policy));
-    append_stat("tier_placement", add_stats, c, "%s",
-                settings.tier.placement == TIER_PLACE_NVM ? "nvm"
-                                                          : "dram_first");
-    append_stat("tier_promote", add_stats, c, "%s",
-                settings.tier.promote_async ? "async" : "sync");
+    tier_mode_stats(add_stats, c);
     STAT_U64("d_zone_limit", sl.zone_limit);
     STAT_U64("n_zone_limit", tt.zone_limit);
     STAT_U64("d_zone_used", sl.total_malloced);
