@@ -527,9 +527,9 @@ void *slabs_alloc(size_t size, unsigned int id)
 /* A store's victims can all lie on the page a move is emptying (its
  * oldest page: oldest items sit at the queue tails), whose chunks the
  * move keeps (do_slabs_free), so the store would find no chunk where
- * memcached, whose mover leaves a freed chunk to the next allocation,
- * stores.  The store takes one of them back; the page evictor's next
- * pass empties it again (items_evict_page). */
+ * memcached, whose mover takes a free chunk off the free list only when
+ * its walk reaches it, stores.  The store takes one of them back; the
+ * page evictor's next pass empties it again (items_evict_page). */
 void *slabs_alloc_from_move(size_t size, unsigned int id)
 {
     item *it = NULL;
