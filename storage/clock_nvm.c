@@ -40,6 +40,25 @@
  * go before a live one is evicted (doc/tiering.md "Aging and probation";
  * memcached's tail pulls meet its flushed items first, as its LRU holds
  * them behind everything stored since).
+ *
+ * Probation (where the engine names its new items, clock_ops.unread: the
+ * default policy, hotter; doc/tiering.md "New keys in the N-zone").  Not
+ * in the paper; S3-FIFO's small queue (Yang et al., SOSP 2023) and the
+ * D-zone's probation FIFO (items_mq.c) without a list.  A new item is
+ * written into the chunk the hand has just freed, so the paper's CLOCK
+ * keeps a key nobody reads for a whole turn, as long as a key read once
+ * is kept for two: where most keys are asked for once, those hold most
+ * of the zone.  A second hand, the probation hand, follows the CLOCK
+ * hand a third of the class's chunks behind it (PROBATION_LAG_DEN) and
+ * evicts only the unread new items it meets, passing over everything
+ * else without touching a bit: a new item freed ahead of it lasts a
+ * third of a turn.  It goes first while more than PROBATION_SHARE_PCT %
+ * of the items the CLOCK hand met in its last PROBATION_WINDOW are
+ * unread new ones; otherwise, as while it is closer than the lag, the
+ * CLOCK hand alone decides.  The share keeps a working set that moved
+ * from being held by the keys read before the move: those are not new,
+ * so while they are many the CLOCK hand clears and evicts them as
+ * before, and new keys get their whole turn.
  */
 #include "config.h"
 #include "clock_nvm.h"
@@ -59,6 +78,12 @@ struct hand {
     unsigned int chunk;
     uint64_t copy_cursor;        /* the copy hand (slabs_tier_next_used) */
     uint64_t flush_swept;        /* the last flush a dead-only turn covered */
+    uint64_t probation_page;     /* the probation hand */
+    unsigned int probation_chunk;
+    uint64_t lead;               /* class chunks from it to the hand */
+    unsigned int window_items;   /* items the hand met in this window */
+    unsigned int window_unread;  /* ... of them unread new ones */
+    unsigned int unread_pct;     /* their share in the last window */
     struct clock_nvm_stats st;
 };
 
@@ -83,7 +108,36 @@ void clock_nvm_init(const struct clock_nvm_ops *ops)
         hands[i].chunk = 0;
         hands[i].copy_cursor = 0;
         hands[i].flush_swept = 0;
+        hands[i].probation_page = 0;
+        hands[i].probation_chunk = 0;
+        hands[i].lead = 0;
+        hands[i].window_items = 0;
+        hands[i].window_unread = 0;
+        hands[i].unread_pct = 0;
         memset(&hands[i].st, 0, sizeof(hands[i].st));
+    }
+}
+
+/* Probation (see the top of the file). */
+#define PROBATION_LAG_DEN 3
+#define PROBATION_SHARE_PCT 60
+#define PROBATION_WINDOW 256
+
+/* Count the item (location word loc) the hand meets into the unread
+ * share (hand lock held). */
+static void do_sample_unread(struct hand *h, uint64_t loc)
+{
+    if (clock_ops.unread == NULL) {
+        return;
+    }
+    h->window_items++;
+    if (clock_ops.unread(loc)) {
+        h->window_unread++;
+    }
+    if (h->window_items >= PROBATION_WINDOW) {
+        h->unread_pct = h->window_unread * 100 / h->window_items;
+        h->window_items = 0;
+        h->window_unread = 0;
     }
 }
 
@@ -110,6 +164,7 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
      * may have caught another item (or a torn hash of the same stripe),
      * so the lock is released by the hash it was taken with. */
     uint64_t locked_hv = hdr.hv;
+    do_sample_unread(h, *locp);
     nitem_read_header(off, &hdr, clock_ops.header_bytes());
     bool taken = false;
     bool dead = clock_ops.is_dead(&hdr, *locp);
@@ -149,6 +204,7 @@ static bool do_sweep(struct hand *h, unsigned int id, bool may_evict,
             continue;
         }
         unsigned int c = h->chunk++;
+        h->lead++;
         if (!slabs_tier_chunk_used(h->page, c)) {
             continue;
         }
@@ -332,6 +388,80 @@ static bool do_take_copy_page(unsigned int to, uint64_t *off)
     return moved && slabs_tier_alloc(to, off);
 }
 
+/* Judge the used chunk at off for the probation hand (hand lock held):
+ * an unread new item is evicted (or reclaimed, if dead), anything else
+ * is left as it is.  True when the chunk is now the caller's. */
+static bool do_probation_visit(struct hand *h, uint64_t off)
+{
+    nitem_hdr hdr;
+    bool busy;
+    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
+                                       &busy);
+    h->st.examined++;
+    if (locp == NULL) {
+        h->st.busy += busy;
+        return false;           /* a copy is the copy hand's */
+    }
+    uint64_t locked_hv = hdr.hv;
+    bool taken = clock_ops.unread(*locp);
+    if (taken) {
+        nitem_read_header(off, &hdr, clock_ops.header_bytes());
+        clock_ops.unlink(locp, hdr.hv, &hdr, clock_ops.is_dead(&hdr, *locp));
+        h->st.probation_evictions++;
+    }
+    item_unlock(locked_hv);
+    return taken;
+}
+
+/* Move the probation hand of class id up to a third of a turn behind the
+ * CLOCK hand (hand lock held); true with the chunk at *off the caller's.
+ * Both hands walk the class's chunks in the same order, so `lead` (the
+ * chunks the CLOCK hand passed that this one has not) is their distance;
+ * a page that changed class meanwhile only shifts it, within a turn. */
+static bool do_probation_sweep(struct hand *h, unsigned int id,
+                               uint64_t pages, uint64_t *off)
+{
+    unsigned int perslab = slabs_chunks_per_page(id);
+    unsigned int size = slabs_chunk_size(id);
+    size_t psize = slabs_tier_page_size();
+    uint64_t turn = (uint64_t)slabs_tier_class_pages(id) * perslab;
+    uint64_t lag = turn / PROBATION_LAG_DEN;
+    if (h->lead > turn) {
+        h->lead = turn;
+    }
+    uint64_t page_steps = 2 * pages + 2;
+    while (h->lead > lag && page_steps > 0) {
+        if (h->probation_page >= pages) {
+            h->probation_page = 0;
+            h->probation_chunk = 0;
+        }
+        if (h->probation_chunk >= perslab
+                || slabs_tier_clsid(h->probation_page * psize) != id) {
+            h->probation_page++;
+            h->probation_chunk = 0;
+            page_steps--;
+            continue;
+        }
+        unsigned int c = h->probation_chunk++;
+        h->lead--;
+        if (!slabs_tier_chunk_used(h->probation_page, c)) {
+            continue;
+        }
+        uint64_t at = h->probation_page * psize + (uint64_t)c * size;
+        if (do_probation_visit(h, at)) {
+            *off = at;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool do_probation_due(const struct hand *h)
+{
+    return clock_ops.unread != NULL
+        && h->unread_pct > PROBATION_SHARE_PCT;
+}
+
 bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
 {
     if (id >= MAX_NUMBER_OF_SLAB_CLASSES || !slabs_tier_active()) {
@@ -368,6 +498,9 @@ bool clock_nvm_reclaim(unsigned int id, bool may_evict, uint64_t *off)
     if (!found && may_evict && slabs_tier_zone_full()) {
         found = do_take_copy_page(id, off);
     }
+    if (!found && may_evict && do_probation_due(h)) {
+        found = do_probation_sweep(h, id, pages, off);
+    }
     if (!found) {
         /* Two turns of the class's chunks: the first may only clear
          * bits. */
@@ -386,6 +519,7 @@ void clock_nvm_get_stats(struct clock_nvm_stats *out)
         out->second_chances += hands[id].st.second_chances;
         out->busy += hands[id].st.busy;
         out->pages_moved += hands[id].st.pages_moved;
+        out->probation_evictions += hands[id].st.probation_evictions;
         pthread_mutex_unlock(&hands[id].lock);
     }
 }

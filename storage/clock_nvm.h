@@ -34,13 +34,18 @@ struct clock_nvm_ops {
     /* how many of class id's used chunks are copies now (relaxed: it
      * only sizes the copy hand's search) */
     uint64_t (*copies)(unsigned int id);
+    /* is the item of location word loc new and unread, the probation
+     * hand's to evict?  NULL: no probation, the paper's CLOCK alone */
+    bool (*unread)(uint64_t loc);
 };
 
 void clock_nvm_init(const struct clock_nvm_ops *ops);
 
 /* Free one chunk of class id by sweeping: a chunk no slot names is
- * offered to take_unnamed, dead items are reclaimed whatever their bit, a set bit is cleared and the item passed over, an
- * item with a clear bit is evicted (only when may_evict).  Items whose
+ * offered to take_unnamed, dead items are reclaimed whatever their bit, a
+ * set bit is cleared and the item passed over, an item with a clear bit
+ * is evicted (only when may_evict; before the hand, the probation hand
+ * may evict an unread new item, clock_nvm.c).  Items whose
  * stripe is busy (item_trylock) are passed over.  On success the chunk at
  * *off is the caller's, still marked used in the bitmap.  The caller may
  * hold one item lock (its own stripe is then passed over). */
@@ -56,6 +61,8 @@ struct clock_nvm_stats {
     uint64_t second_chances;     /* reference bits cleared */
     uint64_t busy;               /* candidates passed over: lock busy */
     uint64_t pages_moved;        /* pages of copies given to this class */
+    uint64_t probation_evictions; /* unread new items the probation hand
+                                   * evicted */
 };
 /* Sums over every class. */
 void clock_nvm_get_stats(struct clock_nvm_stats *out);

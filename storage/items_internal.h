@@ -381,6 +381,8 @@ extern const struct tier_engine policy_engine;
 extern const struct migrate_engine tier_engine;
 extern const struct tier_reassign_engine reassign_engine;
 extern const struct clock_nvm_ops clock_ops;
+/* clock_ops.unread for the policies that age their queues (ages_d) */
+bool clock_n_unread(uint64_t loc);
 
 /* ---- items_ncopy.c: N copies of D items ---- */
 bool policy_keeps_n_copy(void);

@@ -626,6 +626,14 @@ static size_t clock_header_bytes(void)
         ? NITEM_SWEEP_BYTES_CAS : NITEM_SWEEP_BYTES;
 }
 
+/* A key stored and not read since, and not one that came back (those
+ * start with their bit set): the probation hand's (clock_nvm.c). */
+bool clock_n_unread(uint64_t loc)
+{
+    return !hd_n_ref(loc) && hd_n_counter(loc) <= 1
+        && (hd_n_flags(loc) & ITEM_FETCHED) == 0;
+}
+
 const struct clock_nvm_ops clock_ops = {
     .is_dead = clock_is_dead,
     .unlink = clock_unlink,

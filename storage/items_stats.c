@@ -450,6 +450,7 @@ void items_stats_tier(ADD_STAT add_stats, void *c)
     STAT_U64("clock_second_chances", cs.second_chances);
     STAT_U64("clock_busy", cs.busy);
     STAT_U64("n_pages_moved", cs.pages_moved);
+    STAT_U64("clock_probation_evictions", cs.probation_evictions);
     STAT_U64("decay_epochs", ms.decay_epochs);
     STAT_U64("decay_period_requests", ms.decay_period);
     STAT_U64("threshold_adjustments", ms.threshold_adjustments);

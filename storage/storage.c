@@ -83,9 +83,6 @@ void storage_init(void)
     slabs_set_page_evictor(items_evict_page);
     if (tiering) {
         migrate_init(slabs_largest_clsid());
-        struct clock_nvm_ops cops = clock_ops;
-        cops.unlink = policy_engine.n_unlink;   /* reports evictions */
-        clock_nvm_init(&cops);
         active_policy = tier_policy_of(settings.tier.policy);
         const char *conflict = tier_policy_conflict(active_policy);
         if (conflict != NULL) {
@@ -93,6 +90,12 @@ void storage_init(void)
                     active_policy->name, conflict);
             exit(EXIT_FAILURE);
         }
+        struct clock_nvm_ops cops = clock_ops;
+        cops.unlink = policy_engine.n_unlink;   /* reports evictions */
+        /* the policies that age their queues give new N keys probation
+         * too (doc/tiering.md "New keys in the N-zone") */
+        cops.unread = active_policy->ages_d ? clock_n_unread : NULL;
+        clock_nvm_init(&cops);
         tier_policy_init(active_policy, &policy_engine);
         if (tier_reassign_init(&reassign_engine) != 0) {
             fprintf(stderr, "tier_reassign: out of memory for the counter "
