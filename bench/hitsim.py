@@ -34,11 +34,23 @@ the default list; `--policies` names them): the best a policy can do with
 one queue over the whole cache and a slab server's rounding, the bound a
 server whose classes own pages is compared with beside the byte-packed
 one.
+
+    bench/hitsim.py t.txt --class-pages STATS --policies ARC,Sieve
+
+runs each policy per slab class instead: a server's `stats slabs` (STATS,
+its `N:chunk_size` and `N:total_pages` lines) gives the classes and the
+pages each one held, an object goes to the class with the smallest chunk
+that holds it (the largest class, whole chunks of it, past that) and
+costs that chunk, and each class is a cache of its pages' bytes, 1 MiB a
+page.  What a policy does with the partition the server ended with, as
+if the pages had been there from the first request (doc/tiering.md
+"Against libCacheSim's policies and CacheLib's models").
 """
 import bisect
 import argparse
 import json
 import math
+import re
 import sys
 
 KEYLEN = 10
@@ -140,14 +152,65 @@ def simulate(trace: dict, cache_bytes: int, policies=POLICIES) -> dict:
     return out
 
 
+def read_class_pages(text: str) -> dict:
+    """{chunk size: pages} from `stats slabs` lines."""
+    chunk, pages = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"STAT (\d+):(chunk_size|total_pages) (\d+)", line)
+        if m:
+            (chunk if m.group(2) == "chunk_size" else pages)[
+                int(m.group(1))] = int(m.group(3))
+    return {chunk[i]: pages.get(i, 0) for i in chunk}
+
+
+def simulate_per_class(trace: dict, class_pages: dict,
+                       policies=ONLINE) -> dict:
+    """simulate(), each class its own cache of its pages (see the top)."""
+    import libcachesim
+    sizes = sorted(class_pages)
+    objs, costs, counted = trace["objs"], trace["costs"], trace["counted"]
+    st = trace["starts"]
+    out = {}
+    for policy in policies:
+        caches = {c: make_cache(policy, class_pages[c] << 20,
+                                trace["distinct"])
+                  for c in sizes if class_pages[c] > 0}
+        req = libcachesim.Request()
+        phases = []
+        for p in range(len(st) - 1):
+            hits = gets = 0
+            for i in range(st[p], st[p + 1]):
+                k = bisect.bisect_left(sizes, costs[i])
+                chunk = sizes[min(k, len(sizes) - 1)]
+                cache = caches.get(chunk)
+                hit = False
+                if cache is not None:
+                    req.obj_id = objs[i]
+                    req.obj_size = (chunk if k < len(sizes)
+                                    else -(-costs[i] // chunk) * chunk)
+                    hit = cache.get(req)
+                if counted[i]:
+                    gets += 1
+                    hits += hit
+            phases.append({"hits": hits, "gets": gets,
+                           "hit_ratio": hits / gets if gets else None})
+        out[policy] = phases
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace", help="tcload --dry-run output, - for stdin")
-    ap.add_argument("--mb", type=float, required=True,
-                    help="cache size in MiB")
+    ap.add_argument("--mb", type=float,
+                    help="cache size in MiB (not with --class-pages)")
+    ap.add_argument("--class-pages", metavar="STATS",
+                    help="a server's `stats slabs`: each policy per class, "
+                    "with the pages each class held")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--json")
     a = ap.parse_args()
+    if (a.mb is None) == (a.class_pages is None):
+        ap.error("give --mb or --class-pages")
     policies = [p for p in a.policies.split(",") if p]
     bad = [p for p in policies if p not in KNOWN]
     if bad:
@@ -162,9 +225,22 @@ def main() -> int:
     f = sys.stdin if a.trace == "-" else open(a.trace)
     with f:
         trace = parse(f)
-    res = simulate(trace, int(a.mb * (1 << 20)), policies)
-    print("%d requests, %d objects, cache %g MiB" % (
-        len(trace["objs"]), trace["distinct"], a.mb))
+    if a.class_pages:
+        bad = [p for p in policies if p not in ONLINE]
+        if bad:
+            ap.error("per class: %s only" % ", ".join(ONLINE))
+        with open(a.class_pages) as sf:
+            class_pages = read_class_pages(sf.read())
+        if not class_pages:
+            ap.error("%s: no N:chunk_size lines" % a.class_pages)
+        res = simulate_per_class(trace, class_pages, policies)
+        where = "per class, %d pages in %d classes" % (
+            sum(class_pages.values()), len(class_pages))
+    else:
+        res = simulate(trace, int(a.mb * (1 << 20)), policies)
+        where = "cache %g MiB" % a.mb
+    print("%d requests, %d objects, %s" % (
+        len(trace["objs"]), trace["distinct"], where))
     for p, h in enumerate(trace["headers"]):
         print("\n%s" % (h or "phase %d" % p))
         for policy in policies:
@@ -174,7 +250,8 @@ def main() -> int:
                 else "%.4f" % ph["hit_ratio"], ph["hits"], ph["gets"]))
     if a.json:
         with open(a.json, "w") as jf:
-            json.dump({"mb": a.mb, "headers": trace["headers"],
+            json.dump({"mb": a.mb, "class_pages": a.class_pages,
+                       "headers": trace["headers"],
                        "results": res}, jf, indent=1)
     return 0
 

@@ -20,15 +20,17 @@ plan skip_all => 'python3 cannot import libcachesim (scripts/install-deps)'
 system("make -s -C $root/bench >/dev/null") == 0 or die "make -C bench failed\n";
 
 my $tmp = "/tmp/hitsim-t-$$";
-END { unlink "$tmp.trace", "$tmp.json" if defined $tmp }
+END { unlink "$tmp.trace", "$tmp.json", "$tmp.stats" if defined $tmp }
 
-# run hitsim on a trace file; (exit code, decoded --json or undef)
+# run hitsim on a trace file; (exit code, decoded --json or undef).
+# $mb undef: the size comes from @more (--class-pages)
 sub hitsim {
     my ($trace, $mb, @more) = @_;
     unlink "$tmp.json";
     open(my $out, '>&', \*STDOUT) or die;
     open(STDOUT, '>', '/dev/null') or die;    # its table: not TAP
-    my $st = system('python3', $sim, $trace, '--mb', $mb, '--json',
+    my $st = system('python3', $sim, $trace,
+                    (defined $mb ? ('--mb', $mb) : ()), '--json',
                     "$tmp.json", @more);
     open(STDOUT, '>&', $out) or die;
     return ($? >> 8, undef) if $st != 0;
@@ -82,5 +84,27 @@ is($r->{LRU}[0]{hits}, 20000 - keys %seen, 'LRU misses only the '
 is($r->{Sieve}[0]{hits}, $r->{LRU}[0]{hits}, 'so does Sieve');
 ($rc) = hitsim("$tmp.trace", 64, '--policies', 'MRU');
 is($rc, 2, 'an unknown policy: exit 2');
+
+# per class: a 120-byte class with a page, a 152-byte one with none.  Key
+# 1 (100 bytes) goes to the first and hits on its second GET; key 2 (129
+# bytes) to the second, key 3 (1,069 bytes, past every class) to the
+# largest, whole chunks of it: no page, no hit.
+open($fh, '>', "$tmp.stats") or die;
+print $fh "STAT 1:chunk_size 120\r\nSTAT 1:total_pages 1\r\n",
+    "STAT 2:chunk_size 152\r\nSTAT 2:total_pages 0\r\nEND\r\n";
+close $fh;
+open($fh, '>', "$tmp.trace") or die;
+print $fh "# phase 0 ns=a\n", "G 1 31\n", "G 1 31\n", "G 2 60\n",
+    "G 2 60\n", "G 3 1000\n", "G 3 1000\n";
+close $fh;
+($rc, $r) = hitsim("$tmp.trace", undef, '--class-pages', "$tmp.stats",
+                   '--policies', 'LRU,ARC');
+is($rc, 0, 'hitsim --class-pages runs');
+is_deeply([$r->{LRU}[0]{hits}, $r->{LRU}[0]{gets}], [1, 6],
+          'per class: only the class with a page hits');
+is($r->{ARC}[0]{hits}, 1, '... under ARC too');
+($rc) = hitsim("$tmp.trace", undef, '--class-pages', "$tmp.stats",
+               '--policies', 'BeladySize');
+is($rc, 2, 'per class: online policies only, exit 2 otherwise');
 
 done_testing();
