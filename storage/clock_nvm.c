@@ -72,14 +72,18 @@
 
 #include <pthread.h>
 
-struct hand {
-    pthread_mutex_t lock;
+/* Where a hand is: a zone page and a chunk in it. */
+struct position {
     uint64_t page;
     unsigned int chunk;
+};
+
+struct hand {
+    pthread_mutex_t lock;
+    struct position clock;       /* the CLOCK hand */
     uint64_t copy_cursor;        /* the copy hand (slabs_tier_next_used) */
     uint64_t flush_swept;        /* the last flush a dead-only turn covered */
-    uint64_t probation_page;     /* the probation hand */
-    unsigned int probation_chunk;
+    struct position probation;   /* the probation hand */
     uint64_t lead;               /* class chunks from it to the hand */
     unsigned int window_items;   /* items the hand met in this window */
     unsigned int window_unread;  /* ... of them unread new ones */
@@ -104,12 +108,10 @@ void clock_nvm_init(const struct clock_nvm_ops *ops)
     clock_ops = *ops;
     for (unsigned int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
         pthread_mutex_init(&hands[i].lock, NULL);
-        hands[i].page = 0;
-        hands[i].chunk = 0;
+        memset(&hands[i].clock, 0, sizeof(hands[i].clock));
         hands[i].copy_cursor = 0;
         hands[i].flush_swept = 0;
-        hands[i].probation_page = 0;
-        hands[i].probation_chunk = 0;
+        memset(&hands[i].probation, 0, sizeof(hands[i].probation));
         hands[i].lead = 0;
         hands[i].window_items = 0;
         hands[i].window_unread = 0;
@@ -179,44 +181,55 @@ static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
     return taken;
 }
 
+/* Step pos to the next chunk of class id in zone order, wrapping round
+ * the zone's pages; its offset in *at, and whether it is used in *used.
+ * False when *page_steps ran out: every page boundary costs a step, so a
+ * walk ends even when the class owns no page. */
+static bool next_chunk(struct position *pos, unsigned int id, uint64_t pages,
+                       uint64_t *page_steps, uint64_t *at, bool *used)
+{
+    unsigned int perslab = slabs_chunks_per_page(id);
+    size_t psize = slabs_tier_page_size();
+    while (*page_steps > 0) {
+        if (pos->page >= pages) {
+            pos->page = 0;
+            pos->chunk = 0;
+        }
+        if (pos->chunk < perslab
+                && slabs_tier_clsid(pos->page * psize) == id) {
+            unsigned int c = pos->chunk++;
+            *used = slabs_tier_chunk_used(pos->page, c);
+            *at = pos->page * psize + (uint64_t)c * slabs_chunk_size(id);
+            return true;
+        }
+        pos->page++;
+        pos->chunk = 0;
+        (*page_steps)--;
+    }
+    return false;
+}
+
 /* Move the hand over up to budget used chunks of class id (hand lock
  * held); true with the chunk at *off the caller's. */
 static bool do_sweep(struct hand *h, unsigned int id, bool may_evict,
                      uint64_t budget, uint64_t pages, uint64_t *off)
 {
-    unsigned int perslab = slabs_chunks_per_page(id);
-    unsigned int size = slabs_chunk_size(id);
-    size_t psize = slabs_tier_page_size();
-    bool found = false;
-    /* Every page boundary also costs a step, so the loop ends even when
-     * the class owns no page. */
     uint64_t page_steps = 2 * pages + 2;
-    while (budget > 0 && page_steps > 0) {
-        if (h->page >= pages) {
-            h->page = 0;
-            h->chunk = 0;
-        }
-        if (h->chunk >= perslab
-                || slabs_tier_clsid(h->page * psize) != id) {
-            h->page++;
-            h->chunk = 0;
-            page_steps--;
-            continue;
-        }
-        unsigned int c = h->chunk++;
+    uint64_t at;
+    bool used;
+    while (budget > 0
+           && next_chunk(&h->clock, id, pages, &page_steps, &at, &used)) {
         h->lead++;
-        if (!slabs_tier_chunk_used(h->page, c)) {
+        if (!used) {
             continue;
         }
         budget--;
-        uint64_t at = h->page * psize + (uint64_t)c * size;
         if (do_visit(h, at, may_evict)) {
             *off = at;
-            found = true;
-            break;
+            return true;
         }
     }
-    return found;
+    return false;
 }
 
 /* Who owns the used chunk at off, by the index (hand lock held; no item
@@ -421,34 +434,19 @@ static bool do_probation_visit(struct hand *h, uint64_t off)
 static bool do_probation_sweep(struct hand *h, unsigned int id,
                                uint64_t pages, uint64_t *off)
 {
-    unsigned int perslab = slabs_chunks_per_page(id);
-    unsigned int size = slabs_chunk_size(id);
-    size_t psize = slabs_tier_page_size();
-    uint64_t turn = (uint64_t)slabs_tier_class_pages(id) * perslab;
+    uint64_t turn = (uint64_t)slabs_tier_class_pages(id)
+        * slabs_chunks_per_page(id);
     uint64_t lag = turn / PROBATION_LAG_DEN;
     if (h->lead > turn) {
         h->lead = turn;
     }
     uint64_t page_steps = 2 * pages + 2;
-    while (h->lead > lag && page_steps > 0) {
-        if (h->probation_page >= pages) {
-            h->probation_page = 0;
-            h->probation_chunk = 0;
-        }
-        if (h->probation_chunk >= perslab
-                || slabs_tier_clsid(h->probation_page * psize) != id) {
-            h->probation_page++;
-            h->probation_chunk = 0;
-            page_steps--;
-            continue;
-        }
-        unsigned int c = h->probation_chunk++;
+    uint64_t at;
+    bool used;
+    while (h->lead > lag
+           && next_chunk(&h->probation, id, pages, &page_steps, &at, &used)) {
         h->lead--;
-        if (!slabs_tier_chunk_used(h->probation_page, c)) {
-            continue;
-        }
-        uint64_t at = h->probation_page * psize + (uint64_t)c * size;
-        if (do_probation_visit(h, at)) {
+        if (used && do_probation_visit(h, at)) {
             *off = at;
             return true;
         }
