@@ -123,32 +123,41 @@ def make_cache(policy: str, cache_bytes: int, distinct: int):
                                                        hashpower=hashpower)
 
 
-def simulate(trace: dict, cache_bytes: int, policies=POLICIES) -> dict:
-    """{policy: [{"hits", "gets", "hit_ratio"} per phase]}"""
+def replay(trace: dict, place) -> list:
+    """Every request of the stream, in order, to the cache and at the
+    cost place(i) gives for request i ((None, 0): a miss, nothing
+    stored); [{"hits", "gets", "hit_ratio"} per phase]."""
     import libcachesim
-    out = {}
-    objs, costs, counted, nxt = (trace["objs"], trace["costs"],
-                                 trace["counted"], trace["next"])
+    objs, counted, nxt = trace["objs"], trace["counted"], trace["next"]
     st = trace["starts"]
-    for policy in policies:
-        cache = make_cache(policy, cache_bytes, trace["distinct"])
-        cost = ([slab_chunk(c) for c in costs] if policy.endswith("-slab")
-                else costs)
-        req = libcachesim.Request()
-        phases = []
-        for p in range(len(st) - 1):
-            hits = gets = 0
-            for i in range(st[p], st[p + 1]):
+    req = libcachesim.Request()
+    phases = []
+    for p in range(len(st) - 1):
+        hits = gets = 0
+        for i in range(st[p], st[p + 1]):
+            cache, cost = place(i)
+            hit = False
+            if cache is not None:
                 req.obj_id = objs[i]
-                req.obj_size = cost[i]
+                req.obj_size = cost
                 req.next_access_vtime = nxt[i]
                 hit = cache.get(req)
-                if counted[i]:
-                    gets += 1
-                    hits += hit
-            phases.append({"hits": hits, "gets": gets,
-                           "hit_ratio": hits / gets if gets else None})
-        out[policy] = phases
+            if counted[i]:
+                gets += 1
+                hits += hit
+        phases.append({"hits": hits, "gets": gets,
+                       "hit_ratio": hits / gets if gets else None})
+    return phases
+
+
+def simulate(trace: dict, cache_bytes: int, policies=POLICIES) -> dict:
+    """{policy: [{"hits", "gets", "hit_ratio"} per phase]}"""
+    out = {}
+    for policy in policies:
+        cache = make_cache(policy, cache_bytes, trace["distinct"])
+        cost = ([slab_chunk(c) for c in trace["costs"]]
+                if policy.endswith("-slab") else trace["costs"])
+        out[policy] = replay(trace, lambda i: (cache, cost[i]))
     return out
 
 
@@ -166,35 +175,21 @@ def read_class_pages(text: str) -> dict:
 def simulate_per_class(trace: dict, class_pages: dict,
                        policies=ONLINE) -> dict:
     """simulate(), each class its own cache of its pages (see the top)."""
-    import libcachesim
     sizes = sorted(class_pages)
-    objs, costs, counted = trace["objs"], trace["costs"], trace["counted"]
-    st = trace["starts"]
+    costs = trace["costs"]
     out = {}
     for policy in policies:
         caches = {c: make_cache(policy, class_pages[c] << 20,
                                 trace["distinct"])
                   for c in sizes if class_pages[c] > 0}
-        req = libcachesim.Request()
-        phases = []
-        for p in range(len(st) - 1):
-            hits = gets = 0
-            for i in range(st[p], st[p + 1]):
-                k = bisect.bisect_left(sizes, costs[i])
-                chunk = sizes[min(k, len(sizes) - 1)]
-                cache = caches.get(chunk)
-                hit = False
-                if cache is not None:
-                    req.obj_id = objs[i]
-                    req.obj_size = (chunk if k < len(sizes)
-                                    else -(-costs[i] // chunk) * chunk)
-                    hit = cache.get(req)
-                if counted[i]:
-                    gets += 1
-                    hits += hit
-            phases.append({"hits": hits, "gets": gets,
-                           "hit_ratio": hits / gets if gets else None})
-        out[policy] = phases
+
+        def place(i):
+            k = bisect.bisect_left(sizes, costs[i])
+            if k < len(sizes):
+                return caches.get(sizes[k]), sizes[k]
+            chunk = sizes[-1]
+            return caches.get(chunk), -(-costs[i] // chunk) * chunk
+        out[policy] = replay(trace, place)
     return out
 
 

@@ -143,22 +143,31 @@ static void do_sample_unread(struct hand *h, uint64_t loc)
     }
 }
 
+/* Lock the slot of the used chunk at off (hand lock held), counting the
+ * look: nitem_lock_chunk reads the chunk's hash unlocked (it only names
+ * the stripe to lock), trylocks the stripe and finds the slot by offset.
+ * NULL when no slot names the chunk, or (*busy) its stripe was busy. */
+static uint64_t *do_lock_chunk(struct hand *h, uint64_t off, nitem_hdr *hdr,
+                               bool *busy)
+{
+    uint64_t *locp = nitem_lock_chunk(off, hdr, sizeof(hdr->hv), false,
+                                       busy);
+    h->st.examined++;
+    if (locp == NULL && *busy) {
+        h->st.busy++;
+    }
+    return locp;
+}
+
 /* Judge the used chunk at off (hand lock held).  True when it is now the
  * caller's. */
 static bool do_visit(struct hand *h, uint64_t off, bool may_evict)
 {
     nitem_hdr hdr;
     bool busy;
-    /* Unlocked, only the hash is used: it names the stripe to lock. */
-    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
-                                       &busy);
-    h->st.examined++;
+    uint64_t *locp = do_lock_chunk(h, off, &hdr, &busy);
     if (locp == NULL) {
-        if (busy) {
-            h->st.busy++;
-            return false;
-        }
-        return clock_ops.take_unnamed(off, hdr.hv);
+        return !busy && clock_ops.take_unnamed(off, hdr.hv);
     }
     /* A slot found under the lock points at off, so the chunk holds the
      * item linked there now, which nobody writes without this lock: its
@@ -243,19 +252,13 @@ static enum chunk_owner chunk_owner(struct hand *h, uint64_t off,
 {
     nitem_hdr hdr;
     bool busy;
-    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
-                                       &busy);
-    h->st.examined++;
+    uint64_t *locp = do_lock_chunk(h, off, &hdr, &busy);
     *hv = hdr.hv;
     if (locp != NULL) {
         item_unlock(hdr.hv);
         return CHUNK_ITEM;
     }
-    if (busy) {
-        h->st.busy++;
-        return CHUNK_BUSY;
-    }
-    return CHUNK_UNNAMED;
+    return busy ? CHUNK_BUSY : CHUNK_UNNAMED;
 }
 
 /* Give up every copy on the moving page of class id (its hand h held).
@@ -408,11 +411,8 @@ static bool do_probation_visit(struct hand *h, uint64_t off)
 {
     nitem_hdr hdr;
     bool busy;
-    uint64_t *locp = nitem_lock_chunk(off, &hdr, sizeof(hdr.hv), false,
-                                       &busy);
-    h->st.examined++;
+    uint64_t *locp = do_lock_chunk(h, off, &hdr, &busy);
     if (locp == NULL) {
-        h->st.busy += busy;
         return false;           /* a copy is the copy hand's */
     }
     uint64_t locked_hv = hdr.hv;
