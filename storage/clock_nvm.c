@@ -13,8 +13,9 @@
  *     probation hand (with their distance and the unread share) and
  *     counters; taken inside item locks (a store that needs an N chunk
  *     holds its own), so with it held item locks are only ever
- *     trylocked.  A page move (do_take_copy_page) holds the receiving class's and trylocks
- *     the giving class's, so that no sweep is on the page as it moves.
+ *     trylocked.  A page move (do_take_copy_page) holds the receiving
+ *     class's and trylocks the giving class's, so that no sweep is on
+ *     the page as it moves.
  *   - A candidate's slot is read and changed under its item lock (trylock).
  *   - A candidate's hash is read before its item lock is held (it is what
  *     names the lock): nitem_lock_chunk (nitem.c, shared with the
@@ -53,13 +54,13 @@
  * hand a third of the class's chunks behind it (PROBATION_LAG_DEN) and
  * evicts only the unread new items it meets, passing over everything
  * else without touching a bit: a new item written into a chunk the CLOCK
- * hand freed is met a third of a turn later.  It goes first while more than PROBATION_SHARE_PCT %
- * of the items the CLOCK hand met in its last PROBATION_WINDOW are
- * unread new ones; otherwise, as while it is closer than the lag, the
- * CLOCK hand alone decides.  The share keeps a working set that moved
- * from being held by the keys read before the move: those are not new,
- * so while they are many the CLOCK hand clears and evicts them as
- * before, and new keys get their whole turn.
+ * hand freed is met a third of a turn later.  It goes first while more
+ * than PROBATION_SHARE_PCT % of the items the CLOCK hand met in its last
+ * PROBATION_WINDOW are unread new ones; otherwise, as while it is
+ * closer than the lag, the CLOCK hand alone decides.  The share keeps a
+ * working set that moved from being held by the keys read before the
+ * move: those are not new, so while they are many the CLOCK hand clears
+ * and evicts them as before, and new keys get their whole turn.
  */
 #include "config.h"
 #include "clock_nvm.h"
