@@ -499,6 +499,17 @@ static bool do_slabs_newslab(unsigned int id, enum slab_zone zone)
     return true;
 }
 
+/* The first chunk of a non-empty free list, blank for its new item
+ * (it_flags and refcount 0, as slabs_alloc promises). */
+static item *do_take_free_chunk(struct slab_pool *p)
+{
+    item *it = p->free_list;
+    freelist_remove(p, it);
+    it->it_flags = 0;
+    atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
+    return it;
+}
+
 static void *do_slabs_alloc(size_t size, unsigned int id, enum slab_zone zone)
 {
     if (id < POWER_SMALLEST || id > power_largest
@@ -509,11 +520,7 @@ static void *do_slabs_alloc(size_t size, unsigned int id, enum slab_zone zone)
     if (p->free_list == NULL && !do_slabs_newslab(id, zone)) {
         return NULL;
     }
-    item *it = p->free_list;
-    freelist_remove(p, it);
-    it->it_flags = 0;
-    atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
-    return it;
+    return do_take_free_chunk(p);
 }
 
 void *slabs_alloc(size_t size, unsigned int id)
@@ -536,10 +543,7 @@ void *slabs_alloc_from_move(size_t size, unsigned int id)
     pthread_mutex_lock(&slabs_lock);
     if (rebal.moving && rebal.src == (int)id
             && rebal.back.free_list != NULL && size <= slabclass[id].size) {
-        it = rebal.back.free_list;
-        freelist_remove(&rebal.back, it);
-        it->it_flags = 0;
-        atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
+        it = do_take_free_chunk(&rebal.back);
     }
     pthread_mutex_unlock(&slabs_lock);
     return it;
