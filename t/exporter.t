@@ -140,7 +140,8 @@ for my $name (sort keys %ZONED) {
     }
 }
 is_deeply(\@bad, [], 'per-zone metrics equal stats tier, typed');
-for my $stat (qw(demotions promotions nvm_lines_written n_fallbacks)) {
+for my $stat (qw(demotions promotions nvm_lines_written n_fallbacks
+                  clock_probation_evictions)) {
     cmp_ok($m->{"tiercached_${stat}_total"} // -1, '==', $tier->{$stat},
         "tiercached_${stat}_total = stats tier $stat");
 }
