@@ -28,38 +28,11 @@ plan skip_all => 'the stock memcached is the server under test'
 my $SIZE = 1000;
 my $OLD = 300;
 
-sub set_keys {
-    my ($s, $prefix, $count) = @_;
-    my $stored = 0;
-    for (my $i = 0; $i < $count; $i += 100) {
-        $stored += set_batch($s, $prefix, $i, $i + 99, $SIZE);
-    }
-    return $stored;
-}
-
-sub set_keys_from {
-    my ($s, $prefix, $from, $count) = @_;
-    my $stored = 0;
-    for (my $i = $from; $i < $from + $count; $i += 100) {
-        $stored += set_batch($s, $prefix, $i, $i + 99, $SIZE);
-    }
-    return $stored;
-}
-
-sub get_keys {
-    my ($s, $prefix, $count) = @_;
-    my $hits = 0;
-    for (my $i = 0; $i < $count; $i += 100) {
-        $hits += get_batch($s, $prefix, $i, $i + 99);
-    }
-    return $hits;
-}
-
 my $srv = new_memcached('-m 2 -o nvm_size=6m');
 my $s = $srv->sock;
 my $d_chunks = 0;
 while (1) {
-    set_batch($s, 'pre', $d_chunks, $d_chunks + 99, $SIZE);
+    set_range($s, 'pre', $d_chunks, 100, $SIZE);
     # n_items counts no copy (a new key stored in D while it has room
     # also leaves one in the N-zone)
     last if $srv->tier_stats->{n_items} > 0 || $d_chunks > 100_000;
@@ -67,13 +40,13 @@ while (1) {
 }
 # the D-zone's keys read often, so that a key read once does not displace
 # them: the old keys stay in the N-zone
-get_keys($s, 'pre', $d_chunks) for 1 .. 4;
-is(set_keys($s, 'old', $OLD), $OLD, 'the old keys stored');
-is(get_keys($s, 'old', $OLD), $OLD, '... and read');
+get_range($s, 'pre', 0, $d_chunks) for 1 .. 4;
+is(set_range($s, 'old', 0, $OLD, $SIZE), $OLD, 'the old keys stored');
+is(get_range($s, 'old', 0, $OLD), $OLD, '... and read');
 # new keys until the N-zone is full, to size the stream by its chunks
 my $filled = 0;
 while ($srv->tier_stats->{n_evictions} == 0 && $filled < 100_000) {
-    set_keys_from($s, 'fill', $filled, 100);
+    set_range($s, 'fill', $filled, 100, $SIZE);
     $filled += 100;
 }
 my $classes = $srv->tier_classes;
@@ -87,10 +60,10 @@ cmp_ok($n_chunks, '>', 1000, "the N-zone holds $n_chunks chunks");
 # after each turn and a half of them
 my $every = int(1.5 * $n_chunks / 100) * 100;
 for (my $i = 0; $i < 6 * $n_chunks; $i += $every) {
-    set_keys_from($s, 'new', $i, $every);
-    get_keys($s, 'old', $OLD);
+    set_range($s, 'new', $i, $every, $SIZE);
+    get_range($s, 'old', 0, $OLD);
 }
-my $left = get_keys($s, 'old', $OLD);
+my $left = get_range($s, 'old', 0, $OLD);
 my $tier = $srv->tier_stats;
 diag("$left of $OLD old keys outlasted six turns of new keys; probation "
     . "evictions $tier->{clock_probation_evictions}, N evictions "

@@ -27,40 +27,21 @@ plan skip_all => 'the stock memcached is the server under test'
 my $SIZE = 1000;
 my $KEYS = 1000;
 
-# Stores prefix0 .. prefix(count-1) in batches; the number stored.
-sub set_keys {
-    my ($s, $prefix, $count, $batch) = @_;
-    my $stored = 0;
-    for (my $i = 0; $i < $count; $i += $batch) {
-        $stored += set_batch($s, $prefix, $i, $i + $batch - 1, $SIZE);
-    }
-    return $stored;
-}
-
-sub get_keys {
-    my ($s, $prefix, $count) = @_;
-    my $hits = 0;
-    for (my $i = 0; $i < $count; $i += 500) {
-        $hits += get_batch($s, $prefix, $i, $i + 499);
-    }
-    return $hits;
-}
-
 my $srv = new_memcached('-m 2 -o nvm_size=6m');
 my $s = $srv->sock;
-is(set_keys($s, 'pre', 3000, 500), 3000, 'the D-zone filled');
-is(set_keys($s, 'ret', $KEYS, 500), $KEYS, 'the keys that will come back');
-set_keys($s, 'fill', 12000, 500);
-is(get_keys($s, 'ret', $KEYS), 0, 'the cache evicted them all');
+is(set_range($s, 'pre', 0, 3000, $SIZE, 500), 3000, 'the D-zone filled');
+is(set_range($s, 'ret', 0, $KEYS, $SIZE, 500), $KEYS, 'the keys that will come back');
+set_range($s, 'fill', 0, 12000, $SIZE, 500);
+is(get_range($s, 'ret', 0, $KEYS, 500), 0, 'the cache evicted them all');
 my $stored = 0;
 for (my $i = 0; $i < $KEYS; $i += 100) {
     $stored += set_batch($s, 'ret', $i, $i + 99, $SIZE);
     $stored += set_batch($s, 'new', $i, $i + 99, $SIZE);
 }
 is($stored, 2 * $KEYS, 'stored again, beside as many new keys');
-set_keys($s, 'fill2', 4000, 100);
-my $returning = get_keys($s, 'ret', $KEYS);
-my $new = get_keys($s, 'new', $KEYS);
+set_range($s, 'fill2', 0, 4000, $SIZE, 100);
+my $returning = get_range($s, 'ret', 0, $KEYS, 500);
+my $new = get_range($s, 'new', 0, $KEYS, 500);
 diag("survived one turn of the hand: $returning returning keys, $new new "
     . "ones, of $KEYS each");
 cmp_ok($returning - $new, '>=', $KEYS / 2,

@@ -33,7 +33,7 @@ our @EXPORT = qw(
     mem_get_is mem_gets mem_stats stats_detail reply_is escape_bytes
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
     read_file proc_status_kb server_sanitizer tcload_hit_ratios
-    set_batch get_batch
+    set_batch get_batch set_range get_range
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -814,10 +814,6 @@ sub write_file {
     return "$dir/$name";
 }
 
-# A lookaside client (bench/tcload, one connection, $opt->{depth}
-# requests in flight, seeded with $opt->{seed}) running @phases against
-# $srv: each phase's hit ratio of its own keys.  Dies when tcload fails.
-my $tcload_built;
 # Store $prefix$from .. $prefix$to, values of $size bytes, pipelined on
 # $s; how many were STORED.
 sub set_batch {
@@ -835,6 +831,39 @@ sub get_batch {
     my $r = send_recv($s, $req, n => $to - $from + 1);
     return scalar(() = $r =~ /^VALUE /mg);
 }
+
+# Store $count keys from $prefix$from, values of $size bytes, in
+# pipelined batches of $batch (100); how many were STORED.
+sub set_range {
+    my ($s, $prefix, $from, $count, $size, $batch) = @_;
+    $batch ||= 100;
+    my $stored = 0;
+    for (my $i = $from; $i < $from + $count; $i += $batch) {
+        my $to = $i + $batch - 1;
+        $to = $from + $count - 1 if $to > $from + $count - 1;
+        $stored += set_batch($s, $prefix, $i, $to, $size);
+    }
+    return $stored;
+}
+
+# GET $count keys from $prefix$from in pipelined batches of $batch (100);
+# how many were there.
+sub get_range {
+    my ($s, $prefix, $from, $count, $batch) = @_;
+    $batch ||= 100;
+    my $hits = 0;
+    for (my $i = $from; $i < $from + $count; $i += $batch) {
+        my $to = $i + $batch - 1;
+        $to = $from + $count - 1 if $to > $from + $count - 1;
+        $hits += get_batch($s, $prefix, $i, $to);
+    }
+    return $hits;
+}
+
+# A lookaside client (bench/tcload, one connection, $opt->{depth}
+# requests in flight, seeded with $opt->{seed}) running @phases against
+# $srv: each phase's hit ratio of its own keys.  Dies when tcload fails.
+my $tcload_built;
 
 sub tcload_hit_ratios {
     my ($srv, $opt, @phases) = @_;
