@@ -23,6 +23,7 @@ use IO::Socket::UNIX;
 use POSIX qw(:sys_wait_h);
 use Socket qw(SOCK_STREAM);
 use Test::More ();
+use DiagLog;
 use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(
