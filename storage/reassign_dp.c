@@ -24,6 +24,10 @@
  *     unsigned arithmetic, so a slot may go "negative" (an item stored by
  *     one worker and deleted by another) and the sum over slots is still
  *     exact; nothing is consumed, so nothing can overflow or be lost.
+ *   - A slot's class mask (reassign_dp.h) is set by the owner with a
+ *     release store before it first writes a class's cells and read by
+ *     the drain with an acquire load, which then reads those classes
+ *     only.  A class whose bit a drain missed is summed by the next one.
  *   - reassign_lock guards the mapping set and the stats; taken by the
  *     drainer, reassign_period() and the stats getters, never by a note.
  *   - reassign_notes_rejected is a relaxed atomic counter (error path
@@ -114,10 +118,29 @@ static uint64_t ms_sum[REASSIGN_MAX_CLASSES][REASSIGN_NBUCKETS];
 static struct reassign_stats last_stats;
 static struct reassign_class_stats last_class[REASSIGN_MAX_CLASSES];
 
+/* The classes some slot had noted at the last drain: the only rows of the
+ * mapping set that can be other than zero. */
+static uint64_t ms_classes[REASSIGN_CLASS_WORDS];
+
 static void mapping_set_clear_locked(void)
 {
     memset(ms_items, 0, sizeof(ms_items));
     memset(ms_sum, 0, sizeof(ms_sum));
+    memset(ms_classes, 0, sizeof(ms_classes));
+}
+
+/* The next class in the mask after `from` (from -1: the first), or -1. */
+static int next_class(const uint64_t *mask, int from)
+{
+    for (int c = from + 1; c < REASSIGN_MAX_CLASSES; c++) {
+        uint64_t rest = mask[c / 64] >> (c % 64);
+        if (rest == 0) {
+            c = (c / 64 + 1) * 64 - 1;   /* on to the next word */
+            continue;
+        }
+        return c + __builtin_ctzll(rest);
+    }
+    return -1;
 }
 
 static void reset_stats_locked(void)
@@ -186,7 +209,13 @@ unsigned reassign_slot_mover(void)
 
 static void add_slot_locked(const struct note_slot *slot)
 {
-    for (unsigned c = 0; c < REASSIGN_MAX_CLASSES; c++) {
+    uint64_t mask[REASSIGN_CLASS_WORDS];
+    for (unsigned w = 0; w < REASSIGN_CLASS_WORDS; w++) {
+        mask[w] = atomic_load_explicit(&slot->classes[w],
+                                       memory_order_acquire);
+        ms_classes[w] |= mask[w];
+    }
+    for (int c = next_class(mask, -1); c >= 0; c = next_class(mask, c)) {
         for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
             const struct hist_cell *cell = &slot->cells[c][b];
             ms_items[c][b] += atomic_load_explicit(&cell->items,
@@ -201,7 +230,8 @@ static void add_slot_locked(const struct note_slot *slot)
  * engine dropped without having announced it: either way, empty. */
 static void clamp_negative_locked(void)
 {
-    for (unsigned c = 0; c < REASSIGN_MAX_CLASSES; c++) {
+    for (int c = next_class(ms_classes, -1); c >= 0;
+            c = next_class(ms_classes, c)) {
         for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
             if ((int64_t)ms_items[c][b] <= 0 || (int64_t)ms_sum[c][b] < 0) {
                 ms_items[c][b] = 0;
@@ -211,12 +241,22 @@ static void clamp_negative_locked(void)
     }
 }
 
+/* Zero the rows of the classes the last drain summed. */
+static void mapping_set_clear_noted_locked(void)
+{
+    for (int c = next_class(ms_classes, -1); c >= 0;
+            c = next_class(ms_classes, c)) {
+        memset(ms_items[c], 0, sizeof(ms_items[c]));
+        memset(ms_sum[c], 0, sizeof(ms_sum[c]));
+    }
+}
+
 void reassign_drain(void)
 {
     struct note_table *t =
         atomic_load_explicit(&reassign_notes, memory_order_acquire);
     pthread_mutex_lock(&reassign_lock);
-    mapping_set_clear_locked();
+    mapping_set_clear_noted_locked();
     if (t != NULL) {
         for (unsigned s = 0; s < t->nslots; s++) {
             add_slot_locked(&t->slots[s]);

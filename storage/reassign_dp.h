@@ -88,8 +88,20 @@ struct hist_cell {
     _Atomic uint64_t counter_sum; /* net counter values entered, wrapping */
 };
 
+/* A slot's classes: the bit of every class it has ever noted, set once by
+ * the owner (a load first, so that the line stays shared with the drainer
+ * afterwards) and never cleared.  The drain reads only those classes'
+ * cells: a workload of a few sizes fills a few of the 65 classes, and
+ * reading every class of every slot each period cost the tier thread
+ * megabytes of loads a period at 16 workers (doc/scaling.md). */
+#define REASSIGN_CLASS_WORDS ((REASSIGN_MAX_CLASSES + 63) / 64)
+
 struct note_slot {
-    struct hist_cell cells[REASSIGN_MAX_CLASSES][REASSIGN_NBUCKETS];
+    _Atomic uint64_t classes[REASSIGN_CLASS_WORDS];
+    /* its own cache lines: the mask is read by the drain, the cells are
+     * written on every note */
+    _Alignas(64) struct hist_cell cells[REASSIGN_MAX_CLASSES]
+                                       [REASSIGN_NBUCKETS];
 };
 
 struct note_table {
@@ -112,6 +124,19 @@ static inline void reassign_cell_add(struct hist_cell *cell, uint64_t items,
         atomic_load_explicit(&cell->counter_sum, memory_order_relaxed)
             + counter_sum,
         memory_order_relaxed);
+}
+
+/* Single writer per slot: mark class cls noted (release: a drain that
+ * sees the bit sees the slot's cells as they were when it was set, or
+ * later). */
+static inline void reassign_mark_class(struct note_slot *slot, unsigned cls)
+{
+    _Atomic uint64_t *word = &slot->classes[cls / 64];
+    uint64_t bit = (uint64_t)1 << (cls % 64);
+    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+    if ((v & bit) == 0) {
+        atomic_store_explicit(word, v | bit, memory_order_release);
+    }
 }
 
 static inline uint32_t reassign_clamp_counter(int counter)
@@ -147,6 +172,7 @@ static inline void reassign_note(unsigned slot, unsigned cls,
     if (old_counter == new_counter || (old_counter < 0 && new_counter < 0)) {
         return;
     }
+    reassign_mark_class(&t->slots[slot], cls);
     struct hist_cell *cells = t->slots[slot].cells[cls];
     if (old_counter >= 0 && new_counter >= 0) {
         uint32_t from = reassign_clamp_counter(old_counter);
@@ -173,7 +199,7 @@ static inline void reassign_note(unsigned slot, unsigned cls,
 }
 
 /* Tier thread: aggregate every slot into the mapping set that curves and
- * the getters read.  O(slots * classes * buckets) relaxed loads. */
+ * the getters read.  O(slots * noted classes * buckets) relaxed loads. */
 void reassign_drain(void);
 
 /* The mapping set as of the last drain: items of `cls` in `bucket` and the

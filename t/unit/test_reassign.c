@@ -325,6 +325,31 @@ static void expected_from_items(const struct shared *sh, struct expected *e)
     }
 }
 
+/* The drain reads only the classes a slot has noted: a class first noted
+ * after other classes were drained, one in the mask's second word (64),
+ * and the classes next to them, which stay empty. */
+static void test_notes_sparse_classes(void)
+{
+    ok(reassign_init(2) == 0, "reassign_init(2 workers)");
+    reassign_note(0, 5, -1, 3);
+    reassign_drain();
+    hist_expect(5, 3, 1, 3, "class 5 noted by slot 0");
+    reassign_note(1, 64, -1, 9);
+    reassign_note(2, 63, -1, 300);
+    reassign_note(0, 5, 3, 4);
+    reassign_drain();
+    hist_expect(64, 9, 1, 9, "class 64, the mask's second word");
+    hist_expect(63, 300, 1, 300, "class 63, first noted by the tier slot");
+    hist_expect(5, 4, 1, 4, "class 5 moved on to counter 4");
+    hist_expect(5, 3, 0, 0, "and left counter 3");
+    hist_expect(6, 3, 0, 0, "class 6, never noted, is empty");
+    hist_expect(62, 300, 0, 0, "class 62, never noted, is empty");
+    reassign_note(1, 64, 9, -1);
+    reassign_drain();
+    hist_expect(64, 9, 0, 0, "class 64 emptied again");
+    reassign_shutdown();
+}
+
 static void test_notes_concurrent(void)
 {
     struct shared *sh = calloc(1, sizeof(*sh));
@@ -938,6 +963,7 @@ int main(void)
 {
     test_buckets();
     test_notes_single_thread();
+    test_notes_sparse_classes();
     test_notes_concurrent();
     test_gain();
     test_curve_by_hand();
