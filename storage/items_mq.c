@@ -5,7 +5,9 @@
  * recently bumped), their item counts and the eviction skip counters.
  *
  * Locks: classes[id].lock guards the class's queues, the next/prev,
- * mq_level and ITEM_QUEUED of the items on them, and the counts.  Every
+ * mq_level and ITEM_QUEUED of the items on them, and the counts (whose
+ * non-empty queues `occupied` mirrors for mq_lowest_level, which reads it
+ * without the lock).  Every
  * insert, remove or move of an item is also done under that item's item
  * lock (callers hold it; mq_pick_victim trylocks it), so holders of the item
  * lock can read the queue fields without the class lock.  Order: item lock
@@ -82,6 +84,7 @@
 #include "slab_class.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +93,10 @@ struct mq_class {
     item *head[MQ_QUEUES_MAX];
     item *tail[MQ_QUEUES_MAX];
     uint64_t count[MQ_QUEUES_MAX];
+    /* bit q set while count[q] > 0: changed under the lock, read without
+     * it by mq_lowest_level, which every N hit under tier_policy=hotter
+     * asks (the class lock is every store's and eviction's in the class) */
+    _Atomic uint32_t occupied;
     item *hot_tail;              /* queue 0's HOT item nearest its tail */
     uint64_t cold;               /* queue 0's COLD items */
     uint64_t lrutail_reflocked;
@@ -163,6 +170,7 @@ void mq_init(void)
         memset(cls->head, 0, sizeof(cls->head));
         memset(cls->tail, 0, sizeof(cls->tail));
         memset(cls->count, 0, sizeof(cls->count));
+        atomic_store_explicit(&cls->occupied, 0, memory_order_relaxed);
         cls->hot_tail = NULL;
         cls->cold = 0;
         cls->lrutail_reflocked = 0;
@@ -254,12 +262,25 @@ static void do_remove(struct mq_class *cls, unsigned int q, item *it)
     it->next = it->prev = NULL;
 }
 
+/* Queue `level` of cls became empty (occupied false) or not (class lock
+ * held: the only writer). */
+static void note_occupied(struct mq_class *cls, unsigned int level,
+                          bool occupied)
+{
+    uint32_t bit = (uint32_t)1 << level;
+    uint32_t v = atomic_load_explicit(&cls->occupied, memory_order_relaxed);
+    atomic_store_explicit(&cls->occupied, occupied ? v | bit : v & ~bit,
+                          memory_order_relaxed);
+}
+
 /* Put a real item at the head of queue `level` (queue 0: in HOT). */
 static void do_enqueue(struct mq_class *cls, item *it, unsigned int level)
 {
     it->mq_level = (uint8_t)level;
     do_insert_head(cls, level, it);
-    cls->count[level]++;
+    if (cls->count[level]++ == 0) {
+        note_occupied(cls, level, true);
+    }
     it->it_flags = (uint16_t)((it->it_flags | ITEM_QUEUED) & ~ITEM_COLD);
     if (level == 0 && splits_queue0() && cls->hot_tail == NULL) {
         cls->hot_tail = it;
@@ -276,7 +297,9 @@ static void do_dequeue(struct mq_class *cls, item *it)
         }
     }
     do_remove(cls, it->mq_level, it);
-    cls->count[it->mq_level]--;
+    if (--cls->count[it->mq_level] == 0) {
+        note_occupied(cls, it->mq_level, false);
+    }
     it->it_flags &= (uint16_t)~(ITEM_QUEUED | ITEM_COLD);
 }
 
@@ -452,19 +475,15 @@ uint64_t mq_count(unsigned int clsid, unsigned int level)
     return n;
 }
 
+/* Without the class lock: the answer may be a store or an eviction old,
+ * which a promotion decision can afford (the tier thread asks again when
+ * it promotes). */
 unsigned int mq_lowest_level(unsigned int clsid)
 {
-    struct mq_class *cls = &classes[clsid];
-    unsigned int level = MQ_NO_LEVEL;
-    pthread_mutex_lock(&cls->lock);
-    for (unsigned int q = 0; q < nqueues; q++) {
-        if (cls->count[q] > 0) {
-            level = q;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&cls->lock);
-    return level;
+    uint32_t occupied = atomic_load_explicit(&classes[clsid].occupied,
+                                             memory_order_relaxed);
+    return occupied == 0 ? MQ_NO_LEVEL
+                         : (unsigned int)__builtin_ctz(occupied);
 }
 
 /* ---- eviction ---- */

@@ -98,7 +98,8 @@ void mq_take_place(item *old_it, item *new_it);
 void mq_move(item *it, unsigned int level);
 /* Items in queue `level` of class clsid. */
 uint64_t mq_count(unsigned int clsid, unsigned int level);
-/* The lowest queue of class clsid that holds an item, or MQ_NO_LEVEL. */
+/* The lowest queue of class clsid that holds an item, or MQ_NO_LEVEL;
+ * takes no lock, so it may be a store or an eviction behind. */
 #define MQ_NO_LEVEL UINT32_MAX
 unsigned int mq_lowest_level(unsigned int clsid);
 

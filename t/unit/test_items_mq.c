@@ -6,7 +6,8 @@
  * the CLOCK over the main queues, the hand that ages idle items down a
  * queue, dead items first, and the demoting set-up without probation and
  * hand; memcached's segments (HOT and COLD in queue 0, WARM above) and
- * the moves between them.
+ * the moves between them; the lowest non-empty queue, read without the
+ * class lock.
  *
  * Items are malloc'd headers of class 1 holding one reference, standing in
  * for the index's.
@@ -118,6 +119,27 @@ static void test_levels(void)
        "[64,128) -> queue 6");
     ok(mq_level_for_counter(128) == 7 && mq_level_for_counter(65535) == 7,
        "128 and up -> the last queue");
+}
+
+/* mq_lowest_level follows the queues as items enter, move and leave. */
+static void test_lowest_level(void)
+{
+    ok(mq_lowest_level(CLS) == MQ_NO_LEVEL, "an empty class has no level");
+    item *warm = make_item("warm", 5), *hot = make_item("hotter", 200);
+    link_locked(hot);
+    ok(mq_lowest_level(CLS) == 7, "one item at counter 200: queue 7");
+    link_locked(warm);
+    ok(mq_lowest_level(CLS) == 2, "one more at counter 5: queue 2");
+    item_lock(hv_of(hot));
+    mq_relevel(hot, 1);
+    item_unlock(hv_of(hot));
+    ok(mq_lowest_level(CLS) == 0, "re-levelled to counter 1: queue 0");
+    unlink_locked(hot);
+    ok(mq_lowest_level(CLS) == 2, "it left: queue 2 again");
+    unlink_locked(warm);
+    ok(mq_lowest_level(CLS) == MQ_NO_LEVEL, "the class is empty again");
+    free(warm);
+    free(hot);
 }
 
 static void test_order_and_victims(void)
@@ -547,6 +569,7 @@ int main(void)
     test_levels_from_settings();
     mq_init();
     test_levels();
+    test_lowest_level();
     test_order_and_victims();
     test_accept_filter();
     test_bumping();
