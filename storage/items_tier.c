@@ -313,13 +313,10 @@ static void *tier_thread(void *arg)
     while (!bg_thread_stopping(&tier_thr)) {
         /* The policy notes the zones first (hotter: whether D has room),
          * so that the promotions the workers queued are judged on what D
-         * holds now.  Noted after them, the flag the drain read was a tick
-         * old, and a tick can be long on a loaded machine: a D-zone that
-         * had filled since still had "room", a batch of lukewarm N keys
-         * went in, each became D's coldest and was demoted by the next,
-         * and the N-zone's CLOCK took them (t/n_probation.t lost 231 of
-         * its 300 read keys that way, once, under ASan on a busy
-         * machine). */
+         * holds now, not on a note a tick old: on a loaded machine a
+         * D-zone that had filled since still had "room", and lukewarm N
+         * keys went in and displaced one another back to the CLOCK
+         * (doc/tiering.md, "hotter"). */
         unsigned int promoted = 0;
         if (active_policy->tick != NULL) {
             promoted += active_policy->tick();
