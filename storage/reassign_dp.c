@@ -26,8 +26,10 @@
  *     exact; nothing is consumed, so nothing can overflow or be lost.
  *   - A slot's class mask (reassign_dp.h) is set by the owner with a
  *     release store before it first writes a class's cells and read by
- *     the drain with an acquire load, which then reads those classes
- *     only.  A class whose bit a drain missed is summed by the next one.
+ *     the drain with an acquire load, which then clears and sums those
+ *     classes only (masks never shrink, so they cover every row an
+ *     earlier drain filled).  A class whose bit a drain missed is summed
+ *     by the next one.
  *   - reassign_lock guards the mapping set and the stats; taken by the
  *     drainer, reassign_period() and the stats getters, never by a note.
  *   - reassign_notes_rejected is a relaxed atomic counter (error path
@@ -118,15 +120,10 @@ static uint64_t ms_sum[REASSIGN_MAX_CLASSES][REASSIGN_NBUCKETS];
 static struct reassign_stats last_stats;
 static struct reassign_class_stats last_class[REASSIGN_MAX_CLASSES];
 
-/* The classes some slot had noted at the last drain: the only rows of the
- * mapping set that can be other than zero. */
-static uint64_t ms_classes[REASSIGN_CLASS_WORDS];
-
 static void mapping_set_clear_locked(void)
 {
     memset(ms_items, 0, sizeof(ms_items));
     memset(ms_sum, 0, sizeof(ms_sum));
-    memset(ms_classes, 0, sizeof(ms_classes));
 }
 
 /* The next class in the mask after `from` (from -1: the first), or -1. */
@@ -207,13 +204,27 @@ unsigned reassign_slot_mover(void)
     return t == NULL ? 0 : t->nworkers + 2;
 }
 
-static void add_slot_locked(const struct note_slot *slot)
+/* The classes any slot has noted.  Masks only grow, so these cover every
+ * row of the mapping set an earlier drain filled. */
+static void noted_classes(const struct note_table *t, uint64_t *noted)
+{
+    memset(noted, 0, REASSIGN_CLASS_WORDS * sizeof(*noted));
+    for (unsigned s = 0; s < t->nslots; s++) {
+        for (unsigned w = 0; w < REASSIGN_CLASS_WORDS; w++) {
+            noted[w] |= atomic_load_explicit(&t->slots[s].classes[w],
+                                             memory_order_acquire);
+        }
+    }
+}
+
+/* Add the slot's cells of the classes it has noted (within `noted`). */
+static void add_slot_locked(const struct note_slot *slot,
+                            const uint64_t *noted)
 {
     uint64_t mask[REASSIGN_CLASS_WORDS];
     for (unsigned w = 0; w < REASSIGN_CLASS_WORDS; w++) {
-        mask[w] = atomic_load_explicit(&slot->classes[w],
-                                       memory_order_acquire);
-        ms_classes[w] |= mask[w];
+        mask[w] = noted[w] & atomic_load_explicit(&slot->classes[w],
+                                                  memory_order_relaxed);
     }
     for (int c = next_class(mask, -1); c >= 0; c = next_class(mask, c)) {
         for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
@@ -226,28 +237,16 @@ static void add_slot_locked(const struct note_slot *slot)
     }
 }
 
-/* A net total below zero is a note seen half applied, or an item the
- * engine dropped without having announced it: either way, empty. */
-static void clamp_negative_locked(void)
+/* A net total below zero in class c's row is a note seen half applied, or
+ * an item the engine dropped without having announced it: either way,
+ * empty. */
+static void clamp_negative_row_locked(int c)
 {
-    for (int c = next_class(ms_classes, -1); c >= 0;
-            c = next_class(ms_classes, c)) {
-        for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
-            if ((int64_t)ms_items[c][b] <= 0 || (int64_t)ms_sum[c][b] < 0) {
-                ms_items[c][b] = 0;
-                ms_sum[c][b] = 0;
-            }
+    for (unsigned b = 0; b < REASSIGN_NBUCKETS; b++) {
+        if ((int64_t)ms_items[c][b] <= 0 || (int64_t)ms_sum[c][b] < 0) {
+            ms_items[c][b] = 0;
+            ms_sum[c][b] = 0;
         }
-    }
-}
-
-/* Zero the rows of the classes the last drain summed. */
-static void mapping_set_clear_noted_locked(void)
-{
-    for (int c = next_class(ms_classes, -1); c >= 0;
-            c = next_class(ms_classes, c)) {
-        memset(ms_items[c], 0, sizeof(ms_items[c]));
-        memset(ms_sum[c], 0, sizeof(ms_sum[c]));
     }
 }
 
@@ -256,12 +255,22 @@ void reassign_drain(void)
     struct note_table *t =
         atomic_load_explicit(&reassign_notes, memory_order_acquire);
     pthread_mutex_lock(&reassign_lock);
-    mapping_set_clear_noted_locked();
-    if (t != NULL) {
-        for (unsigned s = 0; s < t->nslots; s++) {
-            add_slot_locked(&t->slots[s]);
-        }
-        clamp_negative_locked();
+    if (t == NULL) {
+        mapping_set_clear_locked();
+        pthread_mutex_unlock(&reassign_lock);
+        return;
+    }
+    uint64_t noted[REASSIGN_CLASS_WORDS];
+    noted_classes(t, noted);
+    for (int c = next_class(noted, -1); c >= 0; c = next_class(noted, c)) {
+        memset(ms_items[c], 0, sizeof(ms_items[c]));
+        memset(ms_sum[c], 0, sizeof(ms_sum[c]));
+    }
+    for (unsigned s = 0; s < t->nslots; s++) {
+        add_slot_locked(&t->slots[s], noted);
+    }
+    for (int c = next_class(noted, -1); c >= 0; c = next_class(noted, c)) {
+        clamp_negative_row_locked(c);
     }
     pthread_mutex_unlock(&reassign_lock);
 }
