@@ -74,6 +74,12 @@ enum item_lookup {
                                      * placed in N before its key was
                                      * looked up: the store settles the
                                      * zone (items.c) */
+#define ITEM_SEALED     (1 << 12) /* -e: a whole D version that a restart
+                                   * after a crash recovers; set once the
+                                   * version is written, cleared before
+                                   * it stops being the key's (doc/
+                                   * restart.md "Crash recovery of the
+                                   * memory file") */
 
 typedef struct _stritem {
     struct _stritem *next;        /* MQ queue / slab free list */

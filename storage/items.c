@@ -71,6 +71,7 @@
 #include "hash_desc.h"
 #include "items_mq.h"
 #include "logger.h"
+#include "memfile_durable.h"
 #include "migrate.h"
 #include "nzone.h"
 #include "slabs.h"
@@ -149,8 +150,12 @@ void items_flush(int64_t delay)
         __atomic_store_n(&settings.oldest_live, new_oldest,
                          __ATOMIC_RELAXED);
     }
-    nzone_note_flush(__atomic_load_n(&settings.oldest_live, __ATOMIC_RELAXED),
-                     __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED));
+    rel_time_t oldest_live = __atomic_load_n(&settings.oldest_live,
+                                             __ATOMIC_RELAXED);
+    uint64_t oldest_cas = __atomic_load_n(&settings.oldest_cas,
+                                          __ATOMIC_RELAXED);
+    nzone_note_flush(oldest_live, oldest_cas);
+    mfd_note_flush(oldest_live, oldest_cas);
     clock_nvm_note_flush(new_oldest);
 }
 
@@ -321,23 +326,26 @@ static void release_target(item *it, struct link_target *tgt)
             nitem_unseal(tgt->noff);
         }
         slabs_tier_free(tgt->noff);
-    } else if (tgt->d != NULL && tgt->d != it) {
-        slabs_free(tgt->d, ITEM_ntotal(it), it->slabs_clsid);
+    } else if (tgt->d != NULL) {
+        tgt->d->it_flags &= ~ITEM_SEALED;
+        if (tgt->d != it) {
+            slabs_free(tgt->d, ITEM_ntotal(it), it->slabs_clsid);
+        }
     }
 }
 
-/* Store a D copy of the staging buffer `it` in the D chunk d. */
-static bool do_link_copy(item *it, uint64_t hv, item *d)
+/* Write the staging buffer `it` into the D chunk d as its D copy. */
+static void fill_d_copy(const item *it, item *d)
 {
     memcpy(d, it, ITEM_ntotal(it));
     d->it_flags = it->it_flags & ~ITEM_HEAP;
     atomic_store_explicit(&d->refcount, 0, memory_order_relaxed);
-    return do_link_d(d, hv);
 }
 
 /* Make `it` the key's newest version (item lock held): its time and cas,
- * and, for an N target, the whole item written and sealed in its chunk.
- * Done before any older version is unlinked, so that a crash from here on
+ * and, for an N target, the whole item written and sealed in its chunk;
+ * for a D target, the version in its chunk, sealed under -e.  Done
+ * before any older version is unlinked, so that a crash from here on
  * leaves the old version, the new one, or both sealed; recovery keeps the
  * higher cas. */
 static void do_persist_target(item *it, uint64_t hv, struct link_target *tgt)
@@ -348,7 +356,12 @@ static void do_persist_target(item *it, uint64_t hv, struct link_target *tgt)
     if (tgt->noff != HEAP_NO_OFF) {
         write_to_nvm(it, hv, tgt->noff);
         tgt->written = true;
+        return;
     }
+    if (tgt->d != it) {
+        fill_d_copy(it, tgt->d);
+    }
+    seal_d_version(tgt->d);
 }
 
 /* Index `it` in the target do_persist_target prepared; on failure the
@@ -358,10 +371,8 @@ static bool do_index_target(item *it, uint64_t hv, struct link_target *tgt)
     bool linked;
     if (tgt->noff != HEAP_NO_OFF) {
         linked = do_index_n(it, hv, tgt->noff);
-    } else if (tgt->d == it) {
-        linked = do_link_d(it, hv);
     } else {
-        linked = do_link_copy(it, hv, tgt->d);
+        linked = do_link_d(tgt->d, hv);
     }
     if (!linked) {
         release_target(it, tgt);
@@ -967,7 +978,8 @@ static uint64_t apply_delta(uint64_t value, bool incr, uint64_t delta)
 
 /* Write the new number into it (item lock held).  Like memcached: in place,
  * space padded, when it fits and nobody else holds the item (a D item
- * only); otherwise a new item replaces it.  Returns the item now holding
+ * only, and not under -e, where a kill in the middle of the write would
+ * leave a torn number sealed); otherwise a new item replaces it.  Returns the item now holding
  * the value, with one reference for the caller, or NULL when out of
  * memory. */
 static item *store_counter(item *it, const char *num, size_t len,
@@ -975,7 +987,8 @@ static item *store_counter(item *it, const char *num, size_t len,
 {
     /* Only the index and we hold it: no reader can see a torn value, and
      * new readers wait for the item lock we hold. */
-    if (!is_heap(it) && len + 2 <= it->nbytes && refcount_get(it) == 2) {
+    if (!is_heap(it) && len + 2 <= it->nbytes && refcount_get(it) == 2
+            && !seal_d_items) {
         do_ncopy_drop(it);
         it->cas = get_cas_id();
         memcpy(ITEM_data(it), num, len);

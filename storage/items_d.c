@@ -236,7 +236,7 @@ bool do_link_d(item *it, uint64_t hv)
     do_ncopy_clear(it);
     it->it_flags |= ITEM_LINKED;
     if (!assoc_insert(it, hv)) {
-        it->it_flags &= ~ITEM_LINKED;
+        it->it_flags &= ~(ITEM_LINKED | ITEM_SEALED);
         return false;
     }
     refcount_incr(it);
@@ -261,7 +261,9 @@ void do_unlink_d(item *it, uint64_t hv)
     if ((it->it_flags & ITEM_LINKED) == 0) {
         return;
     }
-    it->it_flags &= ~ITEM_LINKED;
+    /* unsealed with the same store: a crash from here on does not bring
+     * it back */
+    it->it_flags &= ~(ITEM_LINKED | ITEM_SEALED);
     account_item(it->slabs_clsid, ITEM_ntotal(it), false, false);
     tier_reassign_note(it->slabs_clsid, it->counter, -1);
     uint64_t *locp = assoc_find_item(it, hv);
@@ -302,7 +304,8 @@ static bool rescue_page_item(item *it, uint64_t hv)
     copy->next = copy->prev = NULL;
     atomic_store_explicit(&copy->refcount, 1, memory_order_relaxed);
     copy->it_flags = it->it_flags
-        & ~(ITEM_LINKED | ITEM_QUEUED | ITEM_SLABBED | ITEM_COLD);
+        & ~(ITEM_LINKED | ITEM_QUEUED | ITEM_SLABBED | ITEM_COLD
+            | ITEM_SEALED);
     /* its place first: do_item_replace's link leaves a queued item where
      * it is, and its unlink of `it` finds nothing to dequeue */
     mq_take_place(it, copy);

@@ -71,6 +71,26 @@ extern counter_t total_items;
 extern bool tiering;
 /* the tier policy; set once by storage_init (items.c) */
 extern const struct tier_policy_ops *active_policy;
+/* How far past the resumed clock a crash recovery (of the N-zone or of
+ * the -e memory file) accepts an item's time: the wall clock the clock
+ * resumes from may have been stepped back. */
+#define RESTART_TIME_SLACK (24 * 3600)
+
+/* -e: D versions are sealed (item.h ITEM_SEALED) for crash recovery; set
+ * once at start-up by items_d_restore, before anything is stored. */
+extern bool seal_d_items;
+
+/* Seal the D version d, every byte of which is written: the compiler
+ * must not move a store of it past the seal, which a kill of the process
+ * could then find without them (doc/restart.md "Crash recovery of the
+ * memory file"). */
+static inline void seal_d_version(item *d)
+{
+    if (seal_d_items) {
+        atomic_signal_fence(memory_order_seq_cst);
+        d->it_flags |= ITEM_SEALED;
+    }
+}
 
 static inline void ctr_add(counter_t *c, uint64_t n)
 {

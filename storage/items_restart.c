@@ -84,10 +84,6 @@ struct plausible {
     uint64_t max_cas;             /* 0: no bound known (a crash) */
 };
 
-/* How far past the resumed clock a crash recovery accepts an item's time:
- * the wall clock the clock resumes from may have been stepped back. */
-#define TIME_SLACK (24 * 3600)
-
 static struct {
     enum nzone_start start;
     uint64_t pages;
@@ -550,7 +546,7 @@ void items_restart_recover(const struct nzone_attach_result *start)
         rs.limits.max_time = start->last_time;
         rs.limits.max_cas = start->max_cas;
     } else {
-        rs.limits.max_time = current_time + TIME_SLACK;
+        rs.limits.max_time = current_time + RESTART_TIME_SLACK;
     }
     rs.nearlier = nzone_earlier_seals(rs.earlier);
     items_cas_at_least(start->max_cas);

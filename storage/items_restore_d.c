@@ -1,30 +1,37 @@
 /*
  * items_restore_d.c: the D-zone's warm restart through the memory file of
- * -e (doc/restart.md "The memory file (-e)").
+ * -e (doc/restart.md "The memory file (-e)" and "Crash recovery of the
+ * memory file").
  *
  * Owns what a graceful stop records about the D-zone's items (the clock,
  * the cas counter, the flush state, memcached's hash power, the page
- * table, handed to memfile.c
- * for PATH.meta) and how a start brings them back: the earlier run's
- * clock resumed, its pages given back to their classes (slabs.c), then
- * every chunk of them looked at once: a live item is linked again into
- * the index and the MQ queues with fresh links (the links in the file
- * point into the old mapping), an expired or flushed one is dropped, and
- * every other chunk goes on its class's free list.  Items are linked
- * oldest access first, so the queues' tails hold the least recently used
- * ones, as they did.  Counters (curr_items, total_items, bytes, per
- * class) count the items linked, as any link does.
+ * table, handed to memfile.c for PATH.meta) and how a start brings them
+ * back: after a graceful stop from PATH.meta, after a crash (no PATH.meta)
+ * from the file's durable block (memfile_durable.c) and the items' seals.
+ * Either way the earlier run's clock is resumed, its pages given back to
+ * their classes (slabs.c), then every chunk of them looked at once: a
+ * live item is linked again into the index and the MQ queues with fresh
+ * links (the links in the file point into the old mapping), an expired or
+ * flushed one is dropped, and every other chunk goes on its class's free
+ * list.  Items are linked oldest access first, so the queues' tails hold
+ * the least recently used ones, as they did.  Counters (curr_items,
+ * total_items, bytes, per class) count the items linked, as any link
+ * does.  Then the durable block and the page table follow this run.
  *
  * The chunk's header is trusted only after checks (flags, class, sizes,
  * the key's NUL and the value's "\r\n", a cas the run gave out, a time it
- * had reached): a chunk that fails them is freed, never linked.
+ * had reached): a chunk that fails them is freed, never linked.  After a
+ * graceful stop an item is one the index held (ITEM_LINKED); after a
+ * crash one that was sealed (ITEM_SEALED: written whole, and still the
+ * key's, or the newer of two versions a store was switching between).
  *
  * Locks: start-up runs in storage_start_threads, after the N-zone's
  * recovery and before any client or storage thread, so the do_ functions
  * are called without item locks: nothing else can see the index or the
  * queues yet.  The MQ class locks and the slabs lock are taken by the
  * functions that take them.
- * items_d_save runs at shutdown after the storage threads have stopped.
+ * items_d_save and items_d_discard run at shutdown after the storage
+ * threads have stopped.
  */
 #include "config.h"
 #include "items_restore_d.h"
@@ -35,15 +42,27 @@
 #include "hash.h"
 #include "hash_desc.h"
 #include "memfile.h"
+#include "memfile_durable.h"
 #include "slabs.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+bool seal_d_items;
+
+/* What a chunk must show to be taken for an item. */
+struct restore_bounds {
+    uint16_t mark;               /* ITEM_LINKED (graceful) or ITEM_SEALED */
+    uint64_t cas_limit;          /* every cas the run gave out is below */
+    rel_time_t max_time;         /* no item was touched later */
+};
+
 /* What the pass over the restored chunks found. */
 struct restore_pass {
-    uint64_t cas_limit;          /* every cas the run gave out is below */
+    struct restore_bounds bounds;
+    uint64_t max_cas;            /* of the live items */
     item **live;                 /* live items, linked after sorting */
     size_t nlive;
     size_t cap;
@@ -53,17 +72,17 @@ struct restore_pass {
 };
 
 /* Does this chunk of class clsid hold an item the earlier run had
- * linked, whole? */
+ * linked (or sealed), whole? */
 static bool chunk_holds_item(const item *it, unsigned int clsid,
-                             uint64_t cas_limit)
+                             const struct restore_bounds *b)
 {
-    uint16_t state = it->it_flags & (ITEM_LINKED | ITEM_SLABBED | ITEM_HEAP);
-    if (state != ITEM_LINKED || it->slabs_clsid != clsid || it->nkey == 0
+    uint16_t state = it->it_flags & (b->mark | ITEM_SLABBED | ITEM_HEAP);
+    if (state != b->mark || it->slabs_clsid != clsid || it->nkey == 0
             || it->nkey > KEY_MAX_LENGTH || it->nbytes < 2) {
         return false;
     }
     if (ITEM_ntotal(it) > slabs_chunk_size(clsid) || it->cas == 0
-            || it->cas >= cas_limit || it->time > current_time) {
+            || it->cas >= b->cas_limit || it->time > b->max_time) {
         return false;
     }
     const char *value = ITEM_data(it);
@@ -90,8 +109,8 @@ static bool remember_live(struct restore_pass *rp, item *it)
 static bool keep_live_chunk(item *it, unsigned int clsid, void *arg)
 {
     struct restore_pass *rp = arg;
-    if (!chunk_holds_item(it, clsid, rp->cas_limit)) {
-        if (it->it_flags & ITEM_LINKED) {
+    if (!chunk_holds_item(it, clsid, &rp->bounds)) {
+        if (it->it_flags & rp->bounds.mark) {
             rp->rejected++;
         }
         return false;
@@ -103,6 +122,9 @@ static bool keep_live_chunk(item *it, unsigned int clsid, void *arg)
     if (!remember_live(rp, it)) {
         rp->rejected++;
         return false;
+    }
+    if (it->cas > rp->max_cas) {
+        rp->max_cas = it->cas;
     }
     return true;
 }
@@ -151,7 +173,9 @@ static bool relink(item *it)
 {
     uint64_t hv = hash_key(ITEM_key(it), it->nkey);
     it->next = it->prev = NULL;
-    it->it_flags &= ~(ITEM_LINKED | ITEM_QUEUED);
+    /* sealed, whatever the run that stored it did */
+    it->it_flags = (uint16_t)((it->it_flags & ~(ITEM_LINKED | ITEM_QUEUED))
+                              | ITEM_SEALED);
     atomic_store_explicit(&it->refcount, 0, memory_order_relaxed);
     it->mq_level = 0;
     /* the decay epoch restarts with the process: the saved count is
@@ -166,15 +190,14 @@ static bool relink(item *it)
 
 /* The N-zone's recovery may have resumed the clock already; both must be
  * the same run's. */
-static bool clock_compatible(const struct memfile_state *st)
+static bool clock_compatible(time_t epoch)
 {
     if (process_started == memfile_fresh_epoch()
-            || process_started == st->process_started) {
+            || process_started == epoch) {
         return true;
     }
     fprintf(stderr, "[restart] restart incompatible due to setting for "
-            "[process_started] [old value: %lld]\n",
-            (long long)st->process_started);
+            "[process_started] [old value: %lld]\n", (long long)epoch);
     return false;
 }
 
@@ -191,14 +214,51 @@ static void resume_run_state(const struct memfile_state *st)
     items_cas_at_least(st->current_cas);
 }
 
-void items_d_restore(void)
+/* The pages the earlier run had given (its durable page table, one owner
+ * per page), as slabs_region_adopt takes them: every page up to the last
+ * one a class owns counts as carved, those no class owns go to the
+ * global pool.  NULL when out of memory. */
+static struct slabs_region_page *pages_of_table(const struct mfd_found *f,
+                                                unsigned int *npages,
+                                                unsigned int *carved)
 {
-    const struct memfile_state *st = memfile_saved();
-    char err[160];
-    if (st == NULL) {
-        return;
+    *carved = 0;
+    for (unsigned int i = 0; i < f->table_pages; i++) {
+        if (f->table[i] != 0) {
+            *carved = i + 1;
+        }
     }
-    if (!clock_compatible(st)) {
+    struct slabs_region_page *pages = malloc((*carved ? *carved : 1)
+                                             * sizeof(*pages));
+    for (unsigned int i = 0; pages != NULL && i < *carved; i++) {
+        pages[i].index = i;
+        pages[i].clsid = f->table[i];
+    }
+    *npages = *carved;
+    return pages;
+}
+
+/* Look at every chunk of the adopted pages and link the live items. */
+static void relink_pass(struct restore_pass *rp)
+{
+    slabs_region_sort_chunks(keep_live_chunk, rp);
+    if (rp->nlive > 1) {
+        qsort(rp->live, rp->nlive, sizeof(*rp->live), by_last_access);
+    }
+    size_t linked = 0;
+    for (size_t i = 0; i < rp->nlive; i++) {
+        linked += relink(rp->live[i]);
+    }
+    free(rp->live);
+    rp->live = NULL;
+    rp->rejected += rp->nlive - linked;
+    rp->nlive = linked;
+}
+
+static void restore_after_graceful_stop(const struct memfile_state *st)
+{
+    char err[160];
+    if (!clock_compatible(st->process_started)) {
         memfile_forget(true);
         return;
     }
@@ -217,22 +277,91 @@ void items_d_restore(void)
 
     struct restore_pass rp;
     memset(&rp, 0, sizeof(rp));
-    rp.cas_limit = st->current_cas;
-    slabs_region_sort_chunks(keep_live_chunk, &rp);
-    if (rp.nlive > 1) {
-        qsort(rp.live, rp.nlive, sizeof(*rp.live), by_last_access);
-    }
-    size_t linked = 0;
-    for (size_t i = 0; i < rp.nlive; i++) {
-        linked += relink(rp.live[i]);
-    }
-    free(rp.live);
+    rp.bounds.mark = ITEM_LINKED;
+    rp.bounds.cas_limit = st->current_cas;
+    rp.bounds.max_time = current_time;
+    relink_pass(&rp);
     if (settings.verbose > 0) {
         fprintf(stderr, "[restart] %zu items restored, %zu expired or "
-                "flushed dropped, %zu rejected\n", linked, rp.dead,
-                rp.rejected + (rp.nlive - linked));
+                "flushed dropped, %zu rejected\n", rp.nlive, rp.dead,
+                rp.rejected);
     }
     memfile_forget(false);
+}
+
+/* No PATH.meta, and the durable block is this layout's: the run before
+ * was not stopped in order (a kill -9, a crash).  Its clock, flush state
+ * and pages come from the block, its items are the sealed ones; the cas
+ * counter goes on above the highest recovered. */
+static void recover_after_crash(const struct mfd_found *f)
+{
+    char err[160];
+    unsigned int npages, carved;
+    if (!clock_compatible(f->epoch)) {
+        fprintf(stderr, "[restart] failed to validate metadata, starting "
+                "with a clean cache\n");
+        return;
+    }
+    struct slabs_region_page *pages = pages_of_table(f, &npages, &carved);
+    bool adopted = pages != NULL
+        && slabs_region_adopt(pages, npages, carved, err, sizeof(err));
+    free(pages);
+    if (!adopted) {
+        fprintf(stderr, "[restart] memory file %s: its page table does not "
+                "fit (%s); starting with a clean cache\n",
+                settings.memory_file, pages == NULL ? "out of memory" : err);
+        return;
+    }
+    fprintf(stderr, "[restart] memory file %s: not stopped in order, "
+            "recovering %u pages\n", settings.memory_file, carved);
+    clock_resume(f->epoch, process_started == f->epoch ? current_time : 0);
+    __atomic_store_n(&settings.oldest_live, f->oldest_live,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&settings.oldest_cas, f->oldest_cas, __ATOMIC_RELAXED);
+
+    struct restore_pass rp;
+    memset(&rp, 0, sizeof(rp));
+    rp.bounds.mark = ITEM_SEALED;
+    rp.bounds.cas_limit = UINT64_MAX;
+    rp.bounds.max_time = current_time + RESTART_TIME_SLACK;
+    relink_pass(&rp);
+    items_cas_at_least(rp.max_cas);
+    fprintf(stderr, "[restart] memory file %s: %zu items recovered, %zu "
+            "expired or flushed dropped, %zu rejected\n",
+            settings.memory_file, rp.nlive, rp.dead, rp.rejected);
+}
+
+void items_d_restore(void)
+{
+    if (!memfile_active()) {
+        return;
+    }
+    seal_d_items = true;
+    const struct memfile_state *st = memfile_saved();
+    const struct mfd_found *crashed = memfile_crashed_run();
+    if (st != NULL) {
+        restore_after_graceful_stop(st);
+    } else if (crashed != NULL) {
+        recover_after_crash(crashed);
+    }
+    /* from here on the block and its page table are this run's */
+    unsigned int table_pages;
+    uint8_t *table = mfd_take_over(process_started,
+        __atomic_load_n(&settings.oldest_live, __ATOMIC_RELAXED),
+        __atomic_load_n(&settings.oldest_cas, __ATOMIC_RELAXED),
+        &table_pages);
+    if (!slabs_region_track(table, table_pages)) {
+        fprintf(stderr, "[restart] out of memory for the memory file's page "
+                "table; a crash of this run will not be recovered\n");
+        mfd_discard();
+    }
+}
+
+void items_d_discard(void)
+{
+    if (memfile_active()) {
+        mfd_discard();
+    }
 }
 
 void items_d_save(void)

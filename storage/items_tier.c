@@ -72,7 +72,8 @@ bool demote(item *victim, uint64_t hv, bool may_evict)
     }
     /* one histogram for both zones: only the 8-bit clamp is news */
     tier_reassign_note(id, victim->counter, (int)hd_n_counter(*locp));
-    victim->it_flags &= ~ITEM_LINKED;
+    /* its N version is sealed: the D one stops counting */
+    victim->it_flags &= ~(ITEM_LINKED | ITEM_SEALED);
     mq_unlink(victim);
     struct class_counters *cc = &ccount[id];
     ctr_add(&cc->n_items, 1);
@@ -97,6 +98,8 @@ static void do_promote(uint64_t *locp, item *snap, item *d)
     memcpy(d, snap, ntotal);
     d->next = d->prev = NULL;
     d->it_flags = (uint16_t)((snap->it_flags & ~ITEM_HEAP) | ITEM_LINKED);
+    /* sealed before the N version is unsealed below */
+    seal_d_version(d);
     atomic_store_explicit(&d->refcount, 1, memory_order_relaxed);
     d->mq_level = 0;
     /* the counter is the slot's at this access, already decayed */

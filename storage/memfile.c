@@ -2,9 +2,10 @@
  * memfile.c: the memory file of -e PATH (doc/restart.md "The memory file
  * (-e)").
  *
- * Owns the file (created, sized to -m, locked against a second server and
- * mapped shared at start-up; its mapping is the D-zone's page region in
- * slabs.c) and PATH.meta, the text
+ * Owns the file (created, sized to -m and the durable block after it,
+ * locked against a second server and mapped shared at start-up; its
+ * first -m bytes are the D-zone's page region in slabs.c, the block is
+ * memfile_durable.c's) and PATH.meta, the text
  * file a graceful stop leaves beside it: its format and version, the
  * settings it is checked against, and the earlier run's state that
  * items_restore_d.c restores from, and the refusal to start on a
@@ -56,6 +57,8 @@ static struct {
     time_t fresh_epoch;
     bool have_saved;
     struct memfile_state saved;
+    bool meta_absent;             /* no PATH.meta at the start */
+    struct mfd_found durable;     /* the durable block at the start */
 } mf;
 
 bool memfile_active(void)
@@ -73,9 +76,17 @@ const struct memfile_state *memfile_saved(void)
     return mf.have_saved ? &mf.saved : NULL;
 }
 
+const struct mfd_found *memfile_crashed_run(void)
+{
+    return mf.meta_absent && mf.durable.usable ? &mf.durable : NULL;
+}
+
 bool memfile_restore_compatible_with(time_t epoch)
 {
-    return !mf.have_saved || mf.saved.process_started == epoch;
+    if (mf.have_saved) {
+        return mf.saved.process_started == epoch;
+    }
+    return memfile_crashed_run() == NULL || mf.durable.epoch == epoch;
 }
 
 static void restart_failed(void)
@@ -103,10 +114,11 @@ static void die_file(const char *what, int err)
     exit(EX_OSERR);
 }
 
-/* The file holds exactly -m bytes, all of them allocated: a file system
+/* The file holds -m bytes of items and the durable block, all of them
+ * allocated: a file system
  * that runs out of room later would kill the server with SIGBUS on its
  * first write to a hole, so a shortage is found now. */
-static void size_file(int fd, size_t size)
+static off_t size_file(int fd, size_t size)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -123,6 +135,7 @@ static void size_file(int fd, size_t size)
     if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
         die_file("allocate", rc);
     }
+    return st.st_size;
 }
 
 static char *meta_path_of(const char *path)
@@ -460,6 +473,21 @@ static bool read_meta(FILE *fp)
     return true;
 }
 
+/* No PATH.meta: memcached's line, unless the durable block can bring the
+ * items back (items_restore_d.c says so then). */
+static void say_why_cold(void)
+{
+    if (mf.durable.usable) {
+        return;
+    }
+    if (mf.durable.why_not[0] != '\0') {
+        fprintf(stderr, "[restart] memory file %s: %s\n",
+                settings.memory_file, mf.durable.why_not);
+    }
+    fprintf(stderr, "[restart] no metadata save file, starting with a clean "
+            "cache\n");
+}
+
 /* The metadata is read once: it is deleted before anything is restored,
  * so that a crash from here on starts cold rather than trusting a file
  * the new run has already written to. */
@@ -468,8 +496,8 @@ static void load_meta(void)
     FILE *fp = fopen(mf.meta_path, "r");
     if (fp == NULL) {
         if (errno == ENOENT) {
-            fprintf(stderr, "[restart] no metadata save file, starting with"
-                    " a clean cache\n");
+            mf.meta_absent = true;
+            say_why_cold();
         } else {
             fprintf(stderr, "[restart] cannot open %s: %s\n", mf.meta_path,
                     strerror(errno));
@@ -513,16 +541,30 @@ void memfile_open(void)
                 ? "is in use by another process" : strerror(errno));
         exit(EX_OSERR);
     }
-    size_file(fd, size);
-    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t block_off = mfd_block_offset(size);
+    size_t file_size = block_off
+        + mfd_block_bytes(size, (size_t)settings.slab_page_size);
+    off_t was = size_file(fd, file_size);
+    void *base = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                      fd, 0);
     if (base == MAP_FAILED) {
         die_file("mmap", errno);
     }
     mf.active = true;
     mf.base = base;
-    mf.size = size;
+    mf.size = file_size;
     mf.meta_path = meta_path_of(path);
     slabs_set_page_region(base, size);
+    mfd_attach((char *)base + block_off, size,
+               (size_t)settings.slab_page_size, &mf.durable);
+    if (was != 0 && (size_t)was != file_size) {
+        /* the block was elsewhere (another -m), or the file is not ours */
+        mf.durable.usable = false;
+        snprintf(mf.durable.why_not, sizeof(mf.durable.why_not),
+                 "its size is not this run's layout's (%lld bytes, not "
+                 "%zu: another -m, or an older build's file)",
+                 (long long)was, file_size);
+    }
     load_meta();
 }
 

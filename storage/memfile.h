@@ -2,8 +2,9 @@
  * memfile.h: the memory file of -e PATH (memfile.c; doc/restart.md "The
  * memory file (-e)").
  *
- * With -e the D-zone's item memory is a file of -m bytes mapped shared:
- * slabs.c carves its pages from it.  A graceful stop (SIGUSR1, `shutdown
+ * With -e the D-zone's item memory is the first -m bytes of a file mapped
+ * shared: slabs.c carves its pages from it; the durable block after them
+ * is memfile_durable.c's.  A graceful stop (SIGUSR1, `shutdown
  * graceful`) leaves PATH.meta beside it, a text file of the settings the
  * items' layout depends on, the clock, the cas counter, the flush state
  * and the page table; the next start with the same settings reads it,
@@ -16,6 +17,7 @@
 #define MEMFILE_H
 
 #include "clock.h"
+#include "memfile_durable.h"
 #include "slabs.h"
 
 #include <stdbool.h>
@@ -45,6 +47,12 @@ struct memfile_state {
  * stderr) and delete it.  Exits with a message when the file cannot be
  * created, sized or mapped.  Nothing without -e. */
 void memfile_open(void);
+
+/* What the file's durable block says of the earlier run, when there is
+ * no PATH.meta (ENOENT) and the block is this layout's: that run was not
+ * stopped in order and its items can be recovered (memfile_durable.h).
+ * Else NULL. */
+const struct mfd_found *memfile_crashed_run(void);
 
 /* True while -e is in use (after memfile_open). */
 bool memfile_active(void);

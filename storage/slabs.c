@@ -99,6 +99,13 @@ static struct {
     size_t size;
 } file_region;
 
+/* -e: the durable page table in the memory file (memfile_durable.c), one
+ * byte per region page naming its owner, written as pages change owner
+ * so that a crash finds every page's class (doc/restart.md "Crash
+ * recovery of the memory file").  NULL until slabs_region_track. */
+static uint8_t *page_owners;
+static unsigned int page_owner_count;
+
 static slabclass_t slabclass[MAX_NUMBER_OF_SLAB_CLASSES];
 static unsigned int power_largest;
 static size_t page_size;
@@ -382,6 +389,8 @@ void slabs_destroy(void)
     }
     memset(zm, 0, sizeof(*zm));
     memset(&file_region, 0, sizeof(file_region));
+    page_owners = NULL;
+    page_owner_count = 0;
     power_largest = 0;
 }
 
@@ -467,6 +476,25 @@ static void carve_page(slabclass_t *cls, struct slab_pool *p, char *page)
     }
 }
 
+/* A region page's new owner (0: none, or the global pool), once none of
+ * its chunks holds a sealed item of another class: carve_page has
+ * cleared it, or a move has emptied it. */
+static void note_page_owner(const char *page, unsigned int clsid)
+{
+    const struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    if (page_owners == NULL || page < zm->prealloc_base
+            || page >= zm->prealloc_base + zm->prealloc_size) {
+        return;
+    }
+    size_t index = (size_t)(page - zm->prealloc_base) / page_size;
+    if (index < page_owner_count) {
+        /* the page's cleared chunks are in the file before it is
+         * declared theirs */
+        atomic_signal_fence(memory_order_seq_cst);
+        page_owners[index] = (uint8_t)clsid;
+    }
+}
+
 static bool do_slabs_newslab(unsigned int id, enum slab_zone zone)
 {
     slabclass_t *cls = &slabclass[id];
@@ -496,6 +524,9 @@ static bool do_slabs_newslab(unsigned int id, enum slab_zone zone)
         return false;
     }
     carve_page(cls, p, page);
+    if (zone == SLAB_ZONE_DRAM) {
+        note_page_owner(page, id);
+    }
     return true;
 }
 
@@ -793,6 +824,44 @@ void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg)
     }
 }
 
+static void mark_pool_owner(uint8_t *owner, const struct zone_memory *zm,
+                            const struct slab_pool *p, unsigned int clsid,
+                            unsigned int count)
+{
+    for (unsigned int i = 0; i < p->npages; i++) {
+        uint32_t index = region_page_index(zm, p->pages[i]);
+        if (index < count) {
+            owner[index] = (uint8_t)clsid;
+        }
+    }
+}
+
+bool slabs_region_track(uint8_t *table, unsigned int count)
+{
+    struct zone_memory *zm = &zone_mem[SLAB_ZONE_DRAM];
+    uint8_t *owner = calloc(count ? count : 1, 1);
+    if (owner == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&slabs_lock);
+    for (unsigned int id = POWER_SMALLEST; id <= power_largest; id++) {
+        mark_pool_owner(owner, zm, &slabclass[id].pool[SLAB_ZONE_DRAM], id,
+                        count);
+    }
+    /* each entry written once, with what it must hold: a kill meanwhile
+     * leaves every entry either as it was or as it is now */
+    for (unsigned int i = 0; i < count; i++) {
+        if (table[i] != owner[i]) {
+            table[i] = owner[i];
+        }
+    }
+    page_owners = table;
+    page_owner_count = count;
+    pthread_mutex_unlock(&slabs_lock);
+    free(owner);
+    return true;
+}
+
 /* ---- page reassignment ---- */
 
 static int pick_any_source(int dst)
@@ -994,6 +1063,9 @@ static void do_rebalance_finish(void)
         if (placed) {
             carve_page(dst, &dst->pool[SLAB_ZONE_DRAM], page);
         }
+    }
+    if (placed) {
+        note_page_owner(page, (unsigned int)rebal.dst);
     }
     if (!placed) {
         /* No room to record the page anywhere: give it back to the source

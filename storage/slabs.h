@@ -67,6 +67,13 @@ bool slabs_region_adopt(const struct slabs_region_page *pages,
 typedef bool (*slabs_chunk_keep)(item *chunk, unsigned int clsid, void *arg);
 void slabs_region_sort_chunks(slabs_chunk_keep keep, void *arg);
 
+/* -e, at start-up once the pages are restored (or none were): from now
+ * on the region's page table `table` (count entries, one per page: the
+ * owning class, 0 for none or the global pool) follows every change of
+ * owner, written under the slabs lock; first it is set to the owners now.
+ * False when out of memory (the table is then left as it was). */
+bool slabs_region_track(uint8_t *table, unsigned int count);
+
 /* -L, at start-up: every class gets its first page from the region, as
  * memcached preallocates.  False when the region cannot hold one page per
  * class (*needed bytes): nothing is carved then, and the region is

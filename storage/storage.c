@@ -166,6 +166,8 @@ void storage_shutdown(bool graceful)
     storage_stop_threads();
     if (graceful) {
         items_d_save();         /* -e: PATH.meta (doc/restart.md) */
+    } else {
+        items_d_discard();      /* -e: memcached's cold start after it */
     }
     if (tiering) {
         /* with -e the D items stay in the memory file */

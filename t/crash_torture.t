@@ -15,9 +15,15 @@
 #     never missing, no value is older than the acknowledged one, no
 #     deleted key comes back, no value was never stored;
 #   - the default policy, whose D items do not survive a crash unless they
-#     hold an N copy: keys may be missing, but nothing else.
-# TORTURE_CYCLES (default 4 per policy) sets the number of kills;
-# scripts/crash-torture runs many and prints the figures.
+#     hold an N copy: keys may be missing, but nothing else;
+#   - -e (the memory file, DRAM only), and -e beside an N-zone under the
+#     default policy: the D items are sealed in the file, so an
+#     acknowledged key is never missing either (doc/restart.md "Crash
+#     recovery of the memory file").
+# TORTURE_CYCLES (default 4 per configuration) sets the number of kills,
+# TORTURE_CONFIGS which configurations run (all four by default: nvm
+# default memfile memfile+nzone); scripts/crash-torture runs many and
+# prints the figures.
 use strict;
 use warnings;
 use FindBin;
@@ -32,12 +38,30 @@ my $KEYS_PER_CLIENT = 40;
 my $LONG_TTL = 100000;
 srand($ENV{TORTURE_SEED} // 21);
 
-sub server_on {
-    my ($file, $policy) = @_;
+# The configurations: how each starts its server on the files of
+# $files ({zone, memfile}).
+my %CONFIGS = (
     # the paper's write latency widens the window a kill can land in
-    my $o = "nvm_size=256m,nvm_path=$file,no_lru_crawler,nvm_emulate=224:924";
-    $o .= ",tier_policy=$policy" if $policy;
-    return new_memcached("-m 4 -t 2 -o $o");
+    nvm => sub {
+        "-m 4 -t 2 -o nvm_size=256m,nvm_path=$_[0]{zone},no_lru_crawler,"
+            . 'nvm_emulate=224:924,tier_policy=nvm';
+    },
+    default => sub {
+        "-m 4 -t 2 -o nvm_size=256m,nvm_path=$_[0]{zone},no_lru_crawler,"
+            . 'nvm_emulate=224:924';
+    },
+    # room for every key in D: no eviction takes an acknowledged one
+    memfile => sub { "-m 64 -t 2 -e $_[0]{memfile} -o no_lru_crawler" },
+    # D holds a part of them; the rest is demoted to the N-zone
+    'memfile+nzone' => sub {
+        "-m 4 -t 2 -e $_[0]{memfile} -o nvm_size=256m,"
+            . "nvm_path=$_[0]{zone},no_lru_crawler";
+    },
+);
+
+sub server_on {
+    my ($files, $config) = @_;
+    return new_memcached($CONFIGS{$config}->($files));
 }
 
 # A value for key $k, unique by $tag.  Each key keeps about one size, so
@@ -99,10 +123,9 @@ sub next_request {
 # died).  A reply other than the expected one leaves the key unknown (its
 # check is skipped).
 sub client_run {
-    my ($srv, $id, $cycle, $start, $out, $kill_after) = @_;
+    my ($srv, $s, $id, $cycle, $start, $out, $kill_after) = @_;
     my %state = %$start;
     my (%inflight, %unknown);
-    my $s = $srv->sock;
     my $n = 0;
     my @keys = sort keys %state;
     my $alive = 1;
@@ -198,9 +221,8 @@ sub judge_key {
 }
 
 sub torture {
-    my ($policy, $strict) = @_;
-    my $label = $policy // 'default';
-    my $file = shm_file();
+    my ($label, $strict) = @_;
+    my $files = { zone => shm_file(), memfile => shm_file() };
     my %state;
     my @owner_keys;
     for my $c (0 .. $CLIENTS - 1) {
@@ -210,23 +232,26 @@ sub torture {
     }
     my %count = (checked => 0, lost => 0, resurrected => 0, wrong => 0,
                  unknown => 0, missing_allowed => 0);
-    my $srv = server_on($file, $policy);
+    my $srv = server_on($files, $label);
     for my $cycle (1 .. $CYCLES) {
         my $kill_after = 100 + int rand 1500;
         my @pids;
         my $dir = $srv->dir;
+        # every client is connected before the one that kills starts
+        my @socks = map { $srv->sock } 0 .. $CLIENTS - 1;
         for my $c (0 .. $CLIENTS - 1) {
             my %start = map { ($_ => $state{$_}) } @{ $owner_keys[$c] };
             my $pid = fork();
             die "fork: $!" unless defined $pid;
             if ($pid == 0) {
                 srand($$ ^ ($cycle << 8));
-                client_run($srv, $c, $cycle, \%start, "$dir/client$c",
-                           $c == 0 ? $kill_after : undef);
+                client_run($srv, $socks[$c], $c, $cycle, \%start,
+                           "$dir/client$c", $c == 0 ? $kill_after : undef);
                 POSIX::_exit(0);
             }
             push @pids, $pid;
         }
+        close $_ for @socks;
         waitpid($_, 0) for @pids;
         $srv->wait_exit(20);
         my (%acked, %pending);
@@ -243,7 +268,7 @@ sub torture {
                 $pending{$k} = [map { decode_state($_) } @p];
             }
         }
-        $srv = server_on($file, $policy);
+        $srv = server_on($files, $label);
         my $have = read_back($srv, sort keys %state);
         for my $k (sort keys %acked) {
             $count{checked}++;
@@ -273,6 +298,12 @@ sub torture {
     return \%count;
 }
 
-torture('nvm', 1);
-torture(undef, 0);
+# TORTURE_CONFIGS picks some of them (scripts/crash-torture)
+my %strict = (nvm => 1, default => 0, memfile => 1, 'memfile+nzone' => 1);
+my @configs = split ' ',
+    ($ENV{TORTURE_CONFIGS} // 'nvm default memfile memfile+nzone');
+for my $config (@configs) {
+    die "unknown configuration $config\n" unless exists $strict{$config};
+    torture($config, $strict{$config});
+}
 done_testing();

@@ -5,7 +5,9 @@
 # brings back every live item with its value, flags, cas and remaining
 # TTL (expired, flushed and deleted ones stay gone), the stats that count
 # items, the pages of each class and the global pool, and deletes
-# PATH.meta.  kill -9 and SIGTERM leave no .meta: the next start is cold.
+# PATH.meta.  SIGTERM leaves no .meta and the next start is cold, as
+# memcached's; after kill -9 the next start recovers the items from the
+# file's durable block (t/crash_torture.t tortures that).
 # Pages are carved from the file as classes need them.
 # Changed -m or -I, or a .meta that is not ours: memcached's "[restart]"
 # lines and a cold start; an empty or garbage .meta: the start refused,
@@ -214,7 +216,7 @@ sub value_of_size {
     is_deeply(snapshot($srv, @keys, 'fresh'), $before,
               'shutdown graceful: the items come back again');
 
-    # ---- SIGTERM and kill -9: no .meta, a cold start ----
+    # ---- SIGTERM: no .meta, a cold start; kill -9: recovered ----
     $srv->stop(term => 1);
     ok(!-e $meta, 'SIGTERM leaves no PATH.meta');
     $srv = start('-m 64');
@@ -224,8 +226,40 @@ sub value_of_size {
     ok(store($s, 'k', 'v', 0, 0), 'store after the cold start');
     close $s;
     $srv->stop;
+    ok(!-e $meta, 'kill -9 leaves no PATH.meta');
     $srv = start('-m 64');
-    is($srv->stats->{curr_items}, 0, 'after kill -9: empty');
+    like($srv->log_text, qr/memory file \S+: not stopped in order/,
+         'after kill -9: recovering');
+    is($srv->stats->{curr_items}, 1, 'after kill -9: the item is back');
+    is(ttl_of($srv, 'k'), -1, 'after kill -9: with its TTL');
+    $s = $srv->sock;
+    is(send_recv($s, "delete k\r\n"), "DELETED\r\n", 'deleted');
+    close $s;
+    $srv->stop;
+    $srv = start('-m 64');
+    is($srv->stats->{curr_items}, 0, 'after kill -9: the deleted key stays '
+       . 'gone');
+    $s = $srv->sock;
+    ok(store($s, 'old', 'v', 0, 0), 'store before flush_all');
+    is(send_recv($s, "flush_all\r\n"), "OK\r\n", 'flush_all');
+    ok(store($s, 'new', 'w', 0, 0), 'store after flush_all');
+    close $s;
+    $srv->stop;
+    $srv = start('-m 64');
+    $s = $srv->sock;
+    is(send_recv($s, "get old\r\n"), "END\r\n",
+       'after kill -9: what flush_all flushed stays flushed');
+    is(send_recv($s, "get new\r\n"), "VALUE new 0 1\r\nw\r\nEND\r\n",
+       'after kill -9: what was stored after it is back');
+    close $s;
+    $srv->stop;
+    $srv = start('-m 32');
+    like($srv->log_text,
+         qr/\[restart\] memory file \S+: its size is not this run's/,
+         'after kill -9, another -m: says why the start is cold');
+    is($srv->stats->{curr_items}, 0, 'after kill -9, another -m: empty');
+    $srv->stop;
+    $srv = start('-m 64');
     ok($srv->stop_graceful(10), 'graceful stop of an empty cache');
     ok(-e $meta, 'an empty cache leaves PATH.meta too');
 }
