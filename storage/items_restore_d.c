@@ -45,7 +45,6 @@
 #include "memfile_durable.h"
 #include "slabs.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,13 +302,16 @@ static void recover_after_crash(const struct mfd_found *f)
         return;
     }
     struct slabs_region_page *pages = pages_of_table(f, &npages, &carved);
+    if (pages == NULL) {
+        snprintf(err, sizeof(err), "out of memory");
+    }
     bool adopted = pages != NULL
         && slabs_region_adopt(pages, npages, carved, err, sizeof(err));
     free(pages);
     if (!adopted) {
         fprintf(stderr, "[restart] memory file %s: its page table does not "
                 "fit (%s); starting with a clean cache\n",
-                settings.memory_file, pages == NULL ? "out of memory" : err);
+                settings.memory_file, err);
         return;
     }
     fprintf(stderr, "[restart] memory file %s: not stopped in order, "

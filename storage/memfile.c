@@ -81,14 +81,6 @@ const struct mfd_found *memfile_crashed_run(void)
     return mf.meta_absent && mf.durable.usable ? &mf.durable : NULL;
 }
 
-bool memfile_restore_compatible_with(time_t epoch)
-{
-    if (mf.have_saved) {
-        return mf.saved.process_started == epoch;
-    }
-    return memfile_crashed_run() == NULL || mf.durable.epoch == epoch;
-}
-
 static void restart_failed(void)
 {
     fprintf(stderr, "[restart] failed to validate metadata, starting with "
@@ -489,8 +481,9 @@ static void say_why_cold(void)
 }
 
 /* The metadata is read once: it is deleted before anything is restored,
- * so that a crash from here on starts cold rather than trusting a file
- * the new run has already written to. */
+ * so that a crash from here on is recovered from the durable block, which
+ * follows the new run, rather than from a file the new run has already
+ * written to. */
 static void load_meta(void)
 {
     FILE *fp = fopen(mf.meta_path, "r");

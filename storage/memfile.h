@@ -61,12 +61,6 @@ bool memfile_active(void);
  * for these settings, else NULL. */
 const struct memfile_state *memfile_saved(void);
 
-/* True unless a valid PATH.meta was read for a run whose clock started at
- * another `epoch` (process_started): restored items from two runs cannot
- * share one clock.  For whoever resumes the clock from elsewhere (the
- * N-zone). */
-bool memfile_restore_compatible_with(time_t epoch);
-
 /* The process_started that memfile_open found, before anything resumed
  * an earlier run's clock. */
 time_t memfile_fresh_epoch(void);
