@@ -501,6 +501,34 @@ sub rewrite_meta {
     is(send_sync($s, "set s$small 0 0 1 noreply\r\ny\r\n"), '',
        'the restored free lists take new items');
     mem_get_is($s, "s$small", 'y');
+    # a page of the class with the most to the large item's, then kill -9
+    is(send_sync($s, join('', map { "set t$_ 0 0 1 noreply\r\nz\r\n" }
+                                  1 .. 2 * $small), timeout => 20), '',
+       'more small items: their class takes pages again');
+    my $now = class_pages($srv);
+    my $big_class = (sort { $b <=> $a } keys %$now)[0];
+    my $from = (sort { $now->{$b} <=> $now->{$a} } keys %$now)[0];
+    is(send_recv($s, "slabs reassign $from $big_class\r\n"), "OK\r\n",
+       'a page of a class of small items to the large item\'s');
+    ok(wait_until(10, sub { $srv->stats->{slabs_moved} == 1 }),
+       'the page moved');
+    my $big2 = value_of_size(200_001);
+    ok(store($s, 'big2', $big2, 10, 0), 'a second large item');
+    close $s;
+    my $pages_moved = class_pages($srv);
+    my $items = $srv->stats->{curr_items};
+    my @sample = ('big', 'big2', map { "t" . (150 * $_) } 1 .. 200);
+    my $held = snapshot($srv, @sample);
+    $srv->stop;
+    $srv = start('-m 64');
+    is_deeply(class_pages($srv), $pages_moved,
+              'after kill -9: each class has its pages back');
+    is($srv->stats->{curr_items}, $items, "after kill -9: all $items items "
+       . 'back');
+    is_deeply(snapshot($srv, @sample), $held,
+              'after kill -9: the items are as they were');
+    $s = $srv->sock;
+    mem_get_is({ sock => $s, flags => 10 }, 'big2', $big2);
     close $s;
     $srv->stop;
 }
