@@ -7,8 +7,9 @@
  * those named notls: in -l; each worker gets its own descriptor of a UDP
  * socket.  Under systemd's socket activation the listening sockets it
  * passes take the place of -s's and -l/-p's; the daemon only closes its
- * descriptors of them, never unlinks a path it did not bind.  Then the listener connections, and accepting, which their
- * connection machine (conn.c) is handed at start-up: a new connection is
+ * descriptors of them, never unlinks a path it did not bind.  Then the
+ * listener connections, and accepting, which their connection machine
+ * (conn.c) is handed at start-up: a new connection is
  * refused at -c (or, under no_maxconns_fast, waits) and otherwise goes to
  * a worker thread, told whether it speaks TLS.  Pausing accept()
  * (descriptors run out, or -c under no_maxconns_fast) is
