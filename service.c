@@ -22,9 +22,9 @@
 /* A graceful stop writes at most the D-zone (its items demoted into the
  * N-zone, or -e's file synced) and syncs the N-zone's file: every byte
  * of both, at worst.  Measured here (doc/restart.md "Restarts under
- * systemd"): well over 200 MiB/s for a file in the page cache; the rate
- * assumed is a tenth of that, and a fixed part covers the threads'
- * stops and a slow disk's first sync. */
+ * systemd"): over 1.5 GiB/s for a file on ext4; the rate assumed leaves
+ * room for a slow disk under msync, and the fixed part covers the
+ * threads' stops. */
 #define STOP_BYTES_PER_SECOND (20ULL * 1024 * 1024)
 #define STOP_FIXED_SECONDS 30ULL
 
