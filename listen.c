@@ -5,8 +5,11 @@
  * tests read, MEMCACHED_PORT_FILENAME), as memcached does: port 0 is
  * off, -1 any free port; under -Z every TCP listener speaks TLS but
  * those named notls: in -l; each worker gets its own descriptor of a UDP
- * socket.  Then the listener connections, and accepting, which their
- * connection machine (conn.c) is handed at start-up: a new connection is
+ * socket.  Under systemd's socket activation the listening sockets it
+ * passes take the place of -s's and -l/-p's; the daemon only closes its
+ * descriptors of them, never unlinks a path it did not bind.  Then the
+ * listener connections, and accepting, which their connection machine
+ * (conn.c) is handed at start-up: a new connection is
  * refused at -c (or, under no_maxconns_fast, waits) and otherwise goes to
  * a worker thread, told whether it speaks TLS.  Pausing accept()
  * (descriptors run out, or -c under no_maxconns_fast) is
@@ -42,6 +45,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sysexits.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 static struct event_base *listen_base;
@@ -424,20 +428,57 @@ static void open_network_listeners(int port, bool is_udp, FILE *portfile)
     }
 }
 
+/* Socket activation (doc/restart.md "Restarts under systemd"): the
+ * listening sockets systemd passed to this process (LISTEN_FDS, with
+ * LISTEN_PID ours) replace what -s or -l/-p would open, so that clients
+ * wait in the socket's backlog while the daemon restarts instead of
+ * being refused.  Returns how many there are; exits on one it cannot
+ * serve. */
+static int open_inherited_listeners(FILE *portfile)
+{
+    /* 1: the variables go, so nothing this process starts inherits them;
+     * the descriptors are marked close-on-exec */
+    int n = sd_listen_fds(1);
+    if (n < 0) {
+        fprintf(stderr, "socket activation: LISTEN_FDS: %s\n",
+                strerror(-n));
+        exit(EX_OSERR);
+    }
+    for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+        struct sockaddr_storage sa;
+        socklen_t salen = sizeof(sa);
+        if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) {
+            fprintf(stderr, "socket activation: descriptor %d is not a "
+                    "listening stream socket (ListenStream= only)\n", fd);
+            exit(EX_OSERR);
+        }
+        /* systemd passes them blocking: one accept() too many would stop
+         * the main loop */
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+            perror("socket activation: setting O_NONBLOCK");
+            exit(EX_OSERR);
+        }
+        bool local = sa.ss_family == AF_UNIX;
+        if (!local && portfile != NULL) {
+            int p = ntohs(sa.ss_family == AF_INET
+                ? ((struct sockaddr_in *)&sa)->sin_port
+                : ((struct sockaddr_in6 *)&sa)->sin6_port);
+            fprintf(portfile, "TCP INET%s: %d\n",
+                    sa.ss_family == AF_INET ? "" : "6", p);
+        }
+        add_listener(fd, local ? local_transport : tcp_transport,
+                     !local && settings.tls.enabled);
+    }
+    return n;
+}
+
 void listeners_open(struct event_base *base)
 {
     listen_base = base;
     conn_set_listener_accept(listener_accept);
-    if (settings.listen.socketpath != NULL) {
-        if (server_socket_unix(settings.listen.socketpath,
-                               settings.listen.access) != 0) {
-            fprintf(stderr, "failed to listen on UNIX socket: %s\n",
-                    settings.listen.socketpath);
-            exit(EX_OSERR);
-        }
-        return;
-    }
-    const char *portfile_name = getenv("MEMCACHED_PORT_FILENAME");
+    const char *portfile_name = settings.listen.socketpath == NULL
+                                ? getenv("MEMCACHED_PORT_FILENAME") : NULL;
     FILE *portfile = NULL;
     char temp_portfile[PATH_MAX];
     if (portfile_name != NULL) {
@@ -450,10 +491,22 @@ void listeners_open(struct event_base *base)
             exit(EX_OSERR);
         }
     }
+    bool inherited = open_inherited_listeners(portfile) > 0;
+    if (settings.listen.socketpath != NULL) {
+        /* as memcached, -s alone: no TCP, no UDP */
+        if (!inherited && server_socket_unix(settings.listen.socketpath,
+                                             settings.listen.access) != 0) {
+            fprintf(stderr, "failed to listen on UNIX socket: %s\n",
+                    settings.listen.socketpath);
+            exit(EX_OSERR);
+        }
+        return;
+    }
     /* as memcached: port 0 is off, -1 any free port */
-    if (settings.listen.port != 0) {
+    if (!inherited && settings.listen.port != 0) {
         open_network_listeners(settings.listen.port, false, portfile);
     }
+    /* UDP is never refused, so it gains nothing from systemd's sockets */
     if (settings.listen.udpport != 0) {
         open_network_listeners(settings.listen.udpport, true, portfile);
     }

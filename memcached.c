@@ -7,7 +7,8 @@
  * listeners' switch and -c test here), the stop order after
  * SIGTERM/SIGINT and, graceful, SIGUSR1 (both also by `shutdown
  * [graceful]` with -A): listeners, workers, storage, the logger, N-zone
- * (doc/design.md "Stopping").
+ * (doc/design.md "Stopping"); systemd hears of the start and the stop
+ * through service.c.
  *
  * Locks: none of its own; everything here runs on the main thread.
  */
@@ -22,6 +23,7 @@
 #include "logger.h"
 #include "proto_auth.h"
 #include "proto_sasl.h"
+#include "service.h"
 #include "settings.h"
 #include "settings_parse.h"
 #include "storage/storage.h"
@@ -50,7 +52,9 @@ static struct event_base *main_base;
 static struct event sigterm_event;
 static struct event sigint_event;
 static struct event sigusr1_event;
-/* set by SIGUSR1 (and `shutdown graceful`), read by main after the loop */
+/* the first stop signal decides; graceful: it was SIGUSR1 (or `shutdown
+ * graceful`); main reads it after the loop */
+static bool stop_requested;
 static bool stop_graceful;
 
 static void signal_cb(evutil_socket_t sig, short which, void *arg)
@@ -58,8 +62,12 @@ static void signal_cb(evutil_socket_t sig, short which, void *arg)
     if (settings.verbose > 0) {
         fprintf(stderr, "Signal handled: %s.\n", strsignal(sig));
     }
-    if (sig == SIGUSR1) {
-        stop_graceful = true;
+    if (!stop_requested) {
+        stop_requested = true;
+        stop_graceful = sig == SIGUSR1;
+        /* before any of the stop's work, so that systemd's stop timeout
+         * is extended while there is still time on it */
+        service_stopping(stop_graceful);
     }
     event_base_loopbreak(main_base);
 }
@@ -122,7 +130,9 @@ static void server_stop(void)
     memcached_thread_stop();
     udp_sockets_close();
     accept_pause_stop();
-    storage_shutdown(stop_graceful);
+    /* nothing to keep (no file-backed N-zone, no -e): no D item is
+     * demoted into a zone that goes with the process */
+    storage_shutdown(stop_graceful && service_stop_keeps());
     logger_stop();
     if (settings.nvm.size > 0) {
         nvm_zone_close(&nvm_zone);
@@ -244,6 +254,10 @@ int main(int argc, char **argv)
     settings_init();
     settings_parse(argc, argv);
     settings_check();
+    if (settings.stop_plan) {
+        service_print_stop_plan(stdout);
+        return EXIT_SUCCESS;
+    }
     /* as root still, as memcached reads them: -Y's file, SASL's config */
     if (settings.auth_file != NULL) {
         authfile_load(settings.auth_file);
@@ -292,6 +306,9 @@ int main(int argc, char **argv)
     if (settings.daemonize && settings.pid_file != NULL) {
         save_pid(settings.pid_file);
     }
+    /* the restart scan ran in engine_start: clients that systemd's socket
+     * held meanwhile are served from here on */
+    service_ready();
 
     event_base_loop(main_base, 0);
 

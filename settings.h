@@ -87,6 +87,7 @@ struct settings {
     char *pid_file;
     char *username;
     bool daemonize;
+    bool stop_plan;               /* --stop-plan: print it and exit */
     bool enable_coredumps;        /* -r */
     struct tls_config tls;        /* -Z and ssl_* */
 

@@ -181,6 +181,9 @@ static void usage(void)
 "-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
 "                          user:pass\\nuser2:pass2\\n\n"
 "-Z, --enable-ssl          enable TLS on the TCP listeners (options: ssl_*)\n"
+"--stop-plan               print what a graceful stop (SIGUSR1) keeps with\n"
+"                          these options and the stop time it asks systemd\n"
+"                          for, then exit (tiercached-wrapper --dry-run)\n"
 "-o, --extended            comma separated list of extended options\n"
 "   - maxconns_fast / no_maxconns_fast: refuse new connections over -c at once\n"
 "                          (default: enabled), or hold them until one closes\n"
@@ -915,6 +918,9 @@ static void parse_protocol(const char *arg)
     }
 }
 
+/* long options without a letter: past every char getopt returns */
+#define STOP_PLAN_OPT 0x100
+
 static const struct option long_options[] = {
     { "unix-mask", required_argument, 0, 'a' },
     { "enable-shutdown", no_argument, 0, 'A' },
@@ -952,6 +958,7 @@ static const struct option long_options[] = {
     { "enable-ssl", no_argument, 0, 'Z' },
     { "extended", required_argument, 0, 'o' },
     { "napi-ids", required_argument, 0, 'N' },
+    { "stop-plan", no_argument, 0, STOP_PLAN_OPT },
     { 0, 0, 0, 0 }
 };
 
@@ -1087,6 +1094,7 @@ void settings_parse(int argc, char **argv)
         case 'X': settings.dump_enabled = false; break;
         case 'W': settings.watch_enabled = false; break;
         case 'N': break;
+        case STOP_PLAN_OPT: settings.stop_plan = true; break;
         case 'o': {
             char *copy = strdup(optarg);
             if (copy == NULL) {

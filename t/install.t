@@ -1,13 +1,15 @@
 #!/usr/bin/perl
 # install.t: `make install DESTDIR=...` from the build directory that holds
 # the binary under test lays out the daemon (as `memcached`), its man page,
-# the documentation, tiercached.service, tiercached.conf and the wrapper,
-# the Prometheus exporter (tiercached-exporter) and its
+# the documentation, tiercached.service and tiercached.socket,
+# tiercached.conf and the wrapper, the Prometheus exporter
+# (tiercached-exporter) and its
 # tiercached-exporter.service, and not memcached-debug; a reinstall keeps an
-# edited conf and uninstall removes the rest; both units pass
+# edited conf and uninstall removes the rest; the units pass
 # `systemd-analyze verify`; tiercached-wrapper builds the daemon's command
 # line from a Debian-style conf (comments, quoting, -d and logfile dropped,
-# the default -u user) and really starts the daemon with it; the installed
+# the default -u user), and its --dry-run names the unit's stop signal and
+# what that stop keeps, and really starts the daemon with it; the installed
 # exporter scrapes that daemon.
 use strict;
 use warnings;
@@ -67,6 +69,8 @@ my $one = sub {
 my $daemon = $one->(qr{/bin/memcached\z}, 'daemon (bin/memcached)');
 my $man = $one->(qr{/share/man/man1/memcached\.1\z}, 'man page');
 my $unit = $one->(qr{/lib/systemd/system/tiercached\.service\z}, 'unit');
+my $socket_unit = $one->(qr{/lib/systemd/system/tiercached\.socket\z},
+    'socket unit');
 my $conf = $one->(qr{/etc/tiercached\.conf\z}, 'conf');
 my $conf_default = $one->(qr{/share/tiercached/tiercached\.conf\.default\z},
     'default conf');
@@ -111,6 +115,15 @@ unlike($unit_text, qr/^PrivateDevices=(?:true|yes)/m,
     'unit: no PrivateDevices (it would hide /dev/dax*)');
 like($unit_text, qr/^DeviceAllow=char-dax rw$/m, 'unit: DAX devices allowed');
 unlike($unit_text, qr/^User=/m, 'unit: the daemon drops to -u itself');
+like($unit_text, qr/^Type=notify$/m, 'unit: Type=notify (READY=1)');
+like($unit_text, qr/^KillSignal=SIGUSR1$/m, 'unit: stops with SIGUSR1');
+like($unit_text, qr/^Requires=tiercached\.socket$/m,
+    'unit: requires its socket');
+my $socket_text = read_file("$dest$socket_unit");
+like($socket_text, qr/^ListenStream=127\.0\.0\.1:11211$/m,
+    'socket unit: the conf\'s default address');
+like(read_file("$dest$conf"), qr/^-l 127\.0\.0\.1$/m,
+    'the conf\'s default -l is the socket\'s');
 my $exporter_text = read_file("$dest$exporter_unit");
 my @exporter_exec = exec_start($exporter_text);
 is_deeply(\@exporter_exec, [$exporter, '$OPTIONS'],
@@ -128,12 +141,14 @@ like($exporter_text, qr/^DynamicUser=(?:true|yes)$/m,
 SKIP: {
     my $analyze = `command -v systemd-analyze 2>/dev/null`;
     chomp $analyze;
-    skip 'systemd-analyze is not installed', 5 unless $analyze;
+    skip 'systemd-analyze is not installed', 7 unless $analyze;
     # verify checks ExecStart's program exists: point it into DESTDIR
     my $dir = tempdir('verify-XXXXXX', TMPDIR => 1, CLEANUP => 1);
     (my $copy = $unit_text) =~ s{\Q$wrapper\E}{$dest$wrapper}g;
     $copy =~ s{\Q$conf\E}{$dest$conf}g;
     spew("$dir/tiercached.service", $copy);
+    # the service requires its socket: verify looks for it beside it
+    spew("$dir/tiercached.socket", $socket_text);
     my $report = `cd '$dir' && '$analyze' verify --man=no \\
         '$dir/tiercached.service' 2>&1`;
     is($? >> 8, 0, 'systemd-analyze verify: exit status 0');
@@ -153,6 +168,10 @@ SKIP: {
         '$dir/tiercached-exporter.service' 2>&1`;
     is($? >> 8, 0, 'systemd-analyze verify, exporter unit: exit status 0');
     is($report, '', 'systemd-analyze verify, exporter unit: no complaint');
+    $report = `cd '$dir' && '$analyze' verify --man=no \\
+        '$dir/tiercached.socket' '$dir/tiercached.service' 2>&1`;
+    is($? >> 8, 0, 'systemd-analyze verify, socket unit: exit status 0');
+    is($report, '', 'systemd-analyze verify, socket unit: no complaint');
 }
 
 # ---- the wrapper's command line
@@ -165,7 +184,9 @@ sub dry_run {
     my ($code, $o) = run_binary("$dest$wrapper",
         ['--dry-run', "$work/t.conf", @extra], 5);
     chomp $o;
-    return ($code, $o);
+    # the command, then the stop plan as comments
+    my ($command, @comments) = split /\n/, $o;
+    return ($code, $command // '', @comments);
 }
 
 my $default_user = '';
@@ -189,8 +210,24 @@ logfile /var/log/tiercached.log
 -o x=a\#b
 -vv
 CONF
-my ($code, $cmd) = dry_run($sample, '-A');
+my ($code, $cmd, @plan) = dry_run($sample, '-A');
 is($code, 0, 'wrapper --dry-run: exit status 0');
+is($plan[0], '# tiercached.service stops the daemon with SIGUSR1 '
+    . '(graceful stop)', 'wrapper --dry-run: the unit\'s stop signal');
+{
+    local $ENV{TIERCACHED_BIN} = $bin;
+    my (undef, undef, @kept) = dry_run("-m 64\n-o nvm_path=/z,nvm_size=1g\n");
+    like($kept[1], qr/^# graceful stop \(SIGUSR1\) keeps: the N-zone's items/,
+        'wrapper --dry-run: an nvm_path= zone keeps the N items ...');
+    like($kept[2], qr/^# graceful stop timeout: (\d+) s \(EXTEND_TIMEOUT_USEC/,
+        '... and the stop timeout the daemon asks for');
+    my (undef, undef, @none) = dry_run("-m 64\n-o nvm_size=1g\n");
+    like($none[1], qr/^# graceful stop \(SIGUSR1\) keeps: nothing/,
+        'wrapper --dry-run: an anonymous N-zone keeps nothing');
+    my (undef, undef, @memfile) = dry_run("-m 64\n-e /x/memfile\n");
+    like($memfile[1], qr/memory file \(-e \/x\/memfile\)/,
+        'wrapper --dry-run: -e keeps the D-zone\'s items');
+}
 is($cmd, "$daemon -m 64 -p 11211 -l 127.0.0.1,::1"
     . " -o 'nvm_path=/mnt/pmem 0/zone,nvm_size=1g' -o tier_policy=uni"
     . " -c its -o 'x=a#b' -vv -A$default_user",

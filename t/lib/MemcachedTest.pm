@@ -15,6 +15,7 @@ use Cwd qw(abs_path);
 use Errno qw(EINTR EAGAIN);
 use Exporter qw(import);
 use File::Basename qw(dirname);
+use Fcntl qw(F_SETFD);
 use File::Spec;
 use File::Temp qw(tempdir);
 use IO::Select;
@@ -35,6 +36,7 @@ our @EXPORT = qw(
     wait_until watch_for shm_file random_bytes write_file servers_with_stock
     read_file proc_status_kb server_sanitizer tcload_hit_ratios
     set_batch get_batch set_range get_range
+    activated_memcached
 );
 
 our $DEFAULT_TIMEOUT = 5;
@@ -172,6 +174,7 @@ sub _has_flag {
 #   no_user  => 1              do not add "-u nobody" when root
 #   no_listen=> 1              do not add "-l 127.0.0.1"
 #   tries    => N              start attempts (port races)
+#   env      => {NAME => value} more environment for the server
 sub new_memcached {
     my ($args, %o) = @_;
     $args = '' unless defined $args;
@@ -237,6 +240,7 @@ sub _start {
         open STDIN, '<', '/dev/null';
         open STDOUT, '>', $log or POSIX::_exit(127);
         open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+        @ENV{ keys %{ $o{env} } } = values %{ $o{env} } if $o{env};
         { no warnings q(exec); exec { $bin } $bin, @argv; }
         POSIX::_exit(127);
     }
@@ -266,6 +270,64 @@ sub _start {
     my $msg = $self->log_text;
     $self->stop;
     croak "server did not accept connections within the start timeout: $msg";
+}
+
+# A server started the way systemd's socket activation starts one: the
+# listening socket $listen (which the caller keeps: it outlives the
+# server, as systemd's does) becomes its descriptor 3, with LISTEN_FDS=1
+# and LISTEN_PID its pid (exec keeps the pid), or $o{listen_pid}.
+# $args as for new_memcached, without -p/-l; options: env, no_user,
+# start_timeout.  It is ready when it answers `version`: connecting alone
+# proves nothing, the kernel completes connections on a held socket.
+sub activated_memcached {
+    my ($listen, $args, %o) = @_;
+    my $bin = $o{bin} || server_bin();
+    my $dir = tempdir('mctest-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    chmod 0777, $dir;
+    my @argv = (split(' ', $args // ''), '-U', 0);
+    push @argv, '-u', 'nobody' if $> == 0 && !$o{no_user};
+    my $log = "$dir/server.log";
+    my $pid = fork();
+    croak "fork: $!" unless defined $pid;
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $log or POSIX::_exit(127);
+        open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+        my $fd = fileno $listen;
+        POSIX::dup2($fd, 3) or POSIX::_exit(127) if $fd != 3;
+        # Perl marks what it opens above fd 2 close-on-exec
+        open my $three, '+<&=', 3 or POSIX::_exit(127);
+        fcntl($three, F_SETFD, 0) or POSIX::_exit(127);
+        $ENV{LISTEN_FDS} = 1;
+        $ENV{LISTEN_PID} = $o{listen_pid} // $$;
+        @ENV{ keys %{ $o{env} } } = values %{ $o{env} } if $o{env};
+        { no warnings q(exec); exec { $bin } $bin, @argv; }
+        POSIX::_exit(127);
+    }
+    my $self = bless {
+        pid => $pid, bin => $bin, args => $args // '', argv => \@argv,
+        port => $listen->sockport, udpport => 0, path => undef,
+        dir => $dir, host => '127.0.0.1', log => $log,
+    }, __PACKAGE__;
+    push @SERVERS, $self;
+    my $deadline = time + ($o{start_timeout} || 10) * slowdown();
+    while (time < $deadline) {
+        if (!$self->alive) {
+            croak 'server exited during start-up (status '
+                . (($self->exit_status // 0) >> 8) . '): ' . $self->log_text;
+        }
+        my $s = $self->_connect(0.5);
+        if ($s && mc_send($s, "version\r\n", 1)
+            && (read_line($s, 0.5) // '') =~ /^VERSION /) {
+            close $s;
+            return $self;
+        }
+        close $s if $s;
+        sleep 0.05;
+    }
+    my $msg = $self->log_text;
+    $self->stop;
+    croak "server did not answer within the start timeout: $msg";
 }
 
 sub _connect {
