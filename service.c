@@ -74,8 +74,8 @@ void service_print_stop_plan(FILE *out)
         fprintf(out, "the D-zone's items in the memory file (-e %s)\n",
                 settings.memory_file);
     } else {
-        fprintf(out, "the D-zone's items that fit in the N-zone's free "
-                "chunks\n");
+        fprintf(out, "the D-zone's items, written into the N-zone (in "
+                "place of its coldest when it is full)\n");
     }
     fprintf(out, "graceful stop timeout: %" PRIu64 " s (EXTEND_TIMEOUT_USEC;"
             " %llu s + %" PRIu64 " MiB at %llu MiB/s)\n",

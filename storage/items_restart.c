@@ -95,6 +95,9 @@ static struct {
     double seconds;
     uint64_t saved;               /* D items written to N at the stop */
     uint64_t unsaved;             /* D items that found no N chunk */
+    /* classes where a save found no N chunk even by eviction: their
+     * other D items are not tried (each try sweeps the class) */
+    bool save_failed[MAX_NUMBER_OF_SLAB_CLASSES];
 } rs;
 
 static double seconds_since(const struct timespec *t0)
@@ -590,9 +593,16 @@ static void save_visit(uint64_t *locp, void *arg)
     if (item_is_dead(it)) {
         return;
     }
-    if (demote(it, hv, false)) {
+    /* The D-zone holds the hotter items: with the N-zone full, each takes
+     * the chunk of the N item the CLOCK would evict next, so the restart
+     * keeps the hot set and loses the coldest (doc/restart.md "What
+     * survives").  Without eviction every save that found no free chunk
+     * swept its class twice before giving up. */
+    unsigned int id = it->slabs_clsid;
+    if (!rs.save_failed[id] && demote(it, hv, true)) {
         rs.saved++;
     } else {
+        rs.save_failed[id] = true;
         rs.unsaved++;
     }
 }

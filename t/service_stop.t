@@ -3,10 +3,13 @@
 # (doc/restart.md "Restarts under systemd").
 #   - the unit's stop signal, read from dist/tiercached.service.in's
 #     KillSignal=, sent to a server under load with a D-zone and an
-#     nvm_path= N-zone (sized so that every D item finds a free N chunk:
-#     none is evicted for them), then a restart: every key present before
-#     the stop, D and N, is back with its value (the share is noted);
-#     the same with -e beside the N-zone;
+#     nvm_path= N-zone (sized so that every D item finds a free N chunk),
+#     then a restart: every key present before the stop, D and N, is
+#     back with its value (the share is noted); the same with -e beside
+#     the N-zone;
+#   - a full N-zone: the stop saves every D item into the chunks of the
+#     N items the CLOCK evicts, quickly; as many keys come back as the
+#     N-zone held, the newest (D's) among them;
 #   - sd_notify: with NOTIFY_SOCKET on a datagram socket of the test,
 #     READY=1 arrives once the server answers, and the stop signal brings
 #     STOPPING=1 with EXTEND_TIMEOUT_USEC= (the daemon's --stop-plan
@@ -97,6 +100,49 @@ stop_and_restart('N-zone', '');
 my $memdir = tempdir('svcstop-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 chmod 0777, $memdir;
 stop_and_restart('-e beside the N-zone', "-e $memdir/memfile");
+
+# ---- a full N-zone: the D items take the coldest N items' chunks ----
+{
+    my $zone = shm_file();
+    my $args = "-m 4 -t 2 -I 64k -o nvm_path=$zone,nvm_size=16m";
+    my $srv = new_memcached($args);
+    my $s = $srv->sock;
+    my $keys = 40_000;     # 1000-byte values: both zones over-full
+    for (my $i = 1; $i <= $keys; $i += 1000) {
+        my $batch = join '', map {
+            my $v = $value_of->($_);
+            "set f:$_ 0 0 " . length($v) . " noreply\r\n$v\r\n";
+        } $i .. $i + 999;
+        send_sync($s, $batch, timeout => 60);
+    }
+    close $s;
+    my $tier = $srv->stats('tier');
+    ok($tier->{n_evictions} > 0, "full N-zone: $tier->{n_evictions} N "
+       . 'evictions while storing');
+    kill $signal, $srv->pid;
+    ok($srv->wait_exit(60 * slowdown()), "full N-zone: SIG$signal stops it "
+       . 'within the deadline');
+    like($srv->log_text, qr/graceful\ stop:\ $tier->{d_items}\ D-zone\ items
+                            \ written\ to\ the\ N-zone,\ 0\ did\ not\ fit/x,
+         "full N-zone: all $tier->{d_items} D items saved");
+    my $again = new_memcached($args);
+    my $back = $again->stats->{curr_items};
+    # each D item took a free N chunk or an evicted item's
+    ok($back >= $tier->{n_items} && $back <= $tier->{n_items}
+       + $tier->{d_items}, "full N-zone: $back keys back, at least as many "
+       . "as the N-zone held ($tier->{n_items})");
+    # the newest keys were in D: the hot set is back whole
+    $s = $again->sock;
+    my $newest = 0;
+    for my $i ($keys - 199 .. $keys) {
+        my $v = $value_of->($i);
+        $newest++ if send_recv($s, "get f:$i\r\n") eq "VALUE f:$i 0 "
+            . length($v) . "\r\n$v\r\nEND\r\n";
+    }
+    close $s;
+    is($newest, 200, 'full N-zone: the 200 newest keys are all back');
+    $again->stop;
+}
 
 # ---- sd_notify
 my $ndir = tempdir('notify-XXXXXX', TMPDIR => 1, CLEANUP => 1);
