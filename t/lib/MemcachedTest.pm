@@ -197,6 +197,23 @@ sub stock_memcached {
     return new_memcached($args, %o, stock => 1);
 }
 
+# Fork and exec $bin with @$argv, its output in $log and %$env added to
+# its environment; $in_child (optional) runs in the child first.  The
+# child's pid.
+sub _spawn {
+    my ($bin, $argv, $log, $env, $in_child) = @_;
+    my $pid = fork();
+    croak "fork: $!" unless defined $pid;
+    return $pid if $pid != 0;
+    open STDIN, '<', '/dev/null';
+    open STDOUT, '>', $log or POSIX::_exit(127);
+    open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+    $in_child->() if $in_child;
+    @ENV{ keys %$env } = values %$env if $env;
+    { no warnings q(exec); exec { $bin } $bin, @$argv; }
+    POSIX::_exit(127);
+}
+
 sub _start {
     my ($bin, $args, %o) = @_;
     my $dir = tempdir('mctest-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -234,16 +251,7 @@ sub _start {
         $host = $1 unless $1 eq '0.0.0.0' || $1 =~ /:/;
     }
     my $log = "$dir/server.log";
-    my $pid = fork();
-    croak "fork: $!" unless defined $pid;
-    if ($pid == 0) {
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', $log or POSIX::_exit(127);
-        open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
-        @ENV{ keys %{ $o{env} } } = values %{ $o{env} } if $o{env};
-        { no warnings q(exec); exec { $bin } $bin, @argv; }
-        POSIX::_exit(127);
-    }
+    my $pid = _spawn($bin, \@argv, $log, $o{env});
     my $self = bless {
         pid => $pid, bin => $bin, args => $args, argv => \@argv,
         port => $port, udpport => $udpport, path => $path, dir => $dir,
@@ -287,12 +295,7 @@ sub activated_memcached {
     my @argv = (split(' ', $args // ''), '-U', 0);
     push @argv, '-u', 'nobody' if $> == 0 && !$o{no_user};
     my $log = "$dir/server.log";
-    my $pid = fork();
-    croak "fork: $!" unless defined $pid;
-    if ($pid == 0) {
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', $log or POSIX::_exit(127);
-        open STDERR, '>&', \*STDOUT or POSIX::_exit(127);
+    my $pid = _spawn($bin, \@argv, $log, $o{env}, sub {
         my $fd = fileno $listen;
         POSIX::dup2($fd, 3) or POSIX::_exit(127) if $fd != 3;
         # Perl marks what it opens above fd 2 close-on-exec
@@ -300,10 +303,7 @@ sub activated_memcached {
         fcntl($three, F_SETFD, 0) or POSIX::_exit(127);
         $ENV{LISTEN_FDS} = 1;
         $ENV{LISTEN_PID} = $o{listen_pid} // $$;
-        @ENV{ keys %{ $o{env} } } = values %{ $o{env} } if $o{env};
-        { no warnings q(exec); exec { $bin } $bin, @argv; }
-        POSIX::_exit(127);
-    }
+    });
     my $self = bless {
         pid => $pid, bin => $bin, args => $args // '', argv => \@argv,
         port => $listen->sockport, udpport => 0, path => undef,
