@@ -175,7 +175,11 @@ static void open_nvm_zone(void)
         fprintf(stderr, "%s\n", err);
             exit(EX_USAGE);
     }
-    if (nvm_zone.backend == NVM_BACKEND_NUMA_NODE) {
+    /* with dram_node= elsewhere (ADM: D on a fast node) a node with CPUs
+     * is the slower tier on purpose */
+    if (nvm_zone.backend == NVM_BACKEND_NUMA_NODE
+        && (settings.nvm.dram_node < 0
+            || settings.nvm.dram_node == nvm_zone.node)) {
         warn_node_with_cpus(nvm_zone.node);
     }
 }

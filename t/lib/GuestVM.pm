@@ -16,6 +16,7 @@ package GuestVM;
 
 use strict;
 use warnings;
+no warnings qw(portable);
 
 use Carp qw(croak);
 use File::Temp qw(tempdir);
@@ -203,17 +204,25 @@ sub failed_start {
 }
 
 # /proc/PID/numa_maps in the guest as a list of
-# { addr, policy, file, anon, pages => { node => count } }.
+# { addr, size (bytes, from /proc/PID/maps), policy, file, anon, kind,
+#   pages => { node => count } }.
 sub numa_maps {
     my ($self, $pid) = @_;
-    my ($out, $rc) = $self->run("cat /proc/$pid/numa_maps");
+    my ($out, $rc) = $self->run("cat /proc/$pid/numa_maps && echo MAPS "
+        . "&& cat /proc/$pid/maps");
     croak "numa_maps of $pid: $out" if $rc;
+    my ($numa, $maps) = split /^MAPS\n/m, $out, 2;
+    my %size;
+    for my $l (split /\n/, $maps // '') {
+        $size{ $1 =~ s/^0+(?=.)//r } = hex($2) - hex($1)
+            if $l =~ /^([0-9a-f]+)-([0-9a-f]+) /;
+    }
     my @v;
-    for my $l (split /\n/, $out) {
+    for my $l (split /\n/, $numa) {
         my ($addr, $policy, @f) = split ' ', $l;
         next unless defined $policy && $addr =~ /^[0-9a-f]+$/;
         my %e = (addr => $addr, policy => $policy, pages => {}, anon => 0,
-            file => '');
+            file => '', kind => '', size => $size{ $addr =~ s/^0+(?=.)//r } // 0);
         for (@f) {
             $e{pages}{$1} = $2 if /^N(\d+)=(\d+)$/;
             $e{anon} = $1 if /^anon=(\d+)$/;
@@ -267,6 +276,7 @@ package GuestVM::Server;
 
 use strict;
 use warnings;
+no warnings qw(portable);
 use Carp qw(croak);
 use Time::HiRes qw(time sleep);
 use MemcachedTest qw(slowdown load_factor send_recv read_line mc_send);
