@@ -78,6 +78,7 @@ ok($f[2] < $f[1] && $f[4] > $f[3], "HMAT: node 1 is faster ($f[2] ns, "
     cmp_ok($nt, '>=', 0.9 * 64 * 256, "the N-zone's pages (bind:0: $nt)");
     is(share($n, $nt, 0), 1, "nvm_node=0: every N page on node 0 ($nt pages)");
     ok($srv->kill9, 'server killed');
+    ok($srv->log_clean, 'no sanitizer report') or diag $srv->log_text;
 }
 
 {
@@ -95,6 +96,7 @@ ok($f[2] < $f[1] && $f[4] > $f[3], "HMAT: node 1 is faster ($f[2] ns, "
     ok($nt > 0 && share($n, $nt, 0) == 1, 'the anonymous N-zone (default '
         . "policy) on the CPU's node 0 ($nt pages)");
     ok($srv->kill9, 'server killed');
+    ok($srv->log_clean, 'no sanitizer report') or diag $srv->log_text;
 }
 
 {
@@ -115,6 +117,7 @@ ok($f[2] < $f[1] && $f[4] > $f[3], "HMAT: node 1 is faster ($f[2] ns, "
             . 'on a node faster than the CPUs\' own');
     }
     ok($srv->kill9, 'server killed');
+    ok($srv->log_clean, 'no sanitizer report') or diag $srv->log_text;
 }
 
 note sprintf 'guest_adm.t: %.1f s in all', time - $t0;

@@ -171,6 +171,23 @@ sub run {
     return wantarray ? ($out, $rc) : $out;
 }
 
+# The sanitizers' options of the test run (scripts/run-suite sets them),
+# for the server in the guest; ASan's quarantine capped at 16 MiB, as
+# the guest's node 0 has 320 MiB.
+sub _env {
+    my @e;
+    for my $v (qw(ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS)) {
+        my $val = $ENV{$v} // '';
+        $val = join ':', grep { length } $val, 'quarantine_size_mb=16'
+            if $v eq 'ASAN_OPTIONS';
+        next unless length $val;
+        croak "$v has characters the guest's shell would take: $val"
+            if $val =~ /[^\w:=.,\/+-]/;
+        push @e, "$v=$val";
+    }
+    return join(' ', 'env', @e) . ' ';
+}
+
 # Start the server in the guest with $args (port, user and UDP are
 # added): a GuestVM::Server once it answers `version`; croaks with its
 # log when it exits first or does not answer in time.
@@ -178,7 +195,7 @@ sub start_server {
     my ($self, $args, %o) = @_;
     my $n = ++$self->{servers};
     my $log = "/tmp/mc$n.log";
-    my $out = $self->run("/srv/memcached -u root -p 11211 -U 0 $args "
+    my $out = $self->run(_env() . "/srv/memcached -u root -p 11211 -U 0 $args "
         . ">$log 2>&1 </dev/null & echo PID \$!");
     croak "could not start the server in the guest: $out"
         unless $out =~ /^PID (\d+)/m;
@@ -198,7 +215,7 @@ sub start_server {
 # status, output).
 sub failed_start {
     my ($self, $args) = @_;
-    my ($out, $rc) = $self->run("timeout 30 /srv/memcached -u root -p 11211 "
+    my ($out, $rc) = $self->run(_env() . "timeout 30 /srv/memcached -u root -p 11211 "
         . "-U 0 $args", 60);
     return ($rc, $out);
 }
@@ -335,6 +352,12 @@ sub stop_graceful { return $_[0]->_signal_and_wait('USR1', $_[1]) }
 
 # kill -9: true when the process is gone.
 sub kill9 { return $_[0]->_signal_and_wait('KILL', 10) }
+
+# The server's log holds no sanitizer report.
+sub log_clean {
+    my ($self) = @_;
+    return $self->log_text !~ /ERROR: \w+Sanitizer|runtime error:|WARNING: ThreadSanitizer/;
+}
 
 sub alive { return $_[0]->guest_alive }
 sub stop { $_[0]->kill9; return 0 }
