@@ -32,11 +32,27 @@ use GuestVM;
 my ($ok, $why) = GuestVM::available();
 plan skip_all => "no guest: $why" unless $ok;
 
-# A sanitizer build (several times slower, in a guest already slowed by
-# TCG) runs the smaller set: one read pass, one crash cycle per backend,
-# smaller fills where no eviction is wanted; GUEST_TESTS=full runs all.
-my $SMALL = server_sanitizer() ne '' && ($ENV{GUEST_TESTS} // '') ne 'full';
-note 'the smaller set (a sanitizer build)' if $SMALL;
+# The sizes: a sanitizer build (several times slower, in a guest already
+# slowed by TCG) runs the smaller set: one read pass, one crash cycle per
+# backend, smaller fills where no eviction is wanted; under TSan also
+# smaller zones (its shadow memory is several times what the server
+# touches, and the guest's DRAM is 320 MiB).  GUEST_TESTS=full runs the
+# full set whatever the build.
+my $san = ($ENV{GUEST_TESTS} // '') eq 'full' ? '' : server_sanitizer();
+my %P = $san eq '' ? (
+    set => 'full', m => 16, nsize => 64, evict => 120_000, node1 => 90_000,
+    tmpfs => 50_000, dax => 60_000, dax_mb => 128, crash => 2, batches => 6,
+    reads => 3, kmem => 60_000,
+) : $san eq 'asan' ? (
+    set => 'smaller', m => 16, nsize => 64, evict => 120_000, node1 => 30_000,
+    tmpfs => 30_000, dax => 30_000, dax_mb => 128, crash => 1, batches => 6,
+    reads => 1, kmem => 20_000,
+) : (
+    set => 'smallest', m => 8, nsize => 16, evict => 30_000, node1 => 5_000,
+    tmpfs => 5_000, dax => 5_000, dax_mb => 32, crash => 1, batches => 3,
+    reads => 1, kmem => 5_000,
+);
+note "the $P{set} set" . ($san ? " (a $san build)" : '');
 
 my $t0 = time;
 my $vm = GuestVM->boot('cxl');
@@ -128,23 +144,23 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
 
 {
     # dram_node=0: the D-zone's pages are its bind:0 mappings
-    my $srv = $vm->start_server('-m 16 -t 2 -o nvm_node=auto,nvm_size=64m,'
-        . 'dram_node=0');
+    my $srv = $vm->start_server("-m $P{m} -t 2 -o nvm_node=auto,"
+        . "nvm_size=$P{nsize}m,dram_node=0");
     my $is_n = sub { $_[0]{policy} eq 'bind:1' };
     my $is_d = sub { $_[0]{policy} eq 'bind:0' };
     my $ts = $srv->tier_stats;
     is($ts->{nvm_backend}, 'numa_node', 'nvm_node=auto: numa_node backend');
     unlike($srv->log_text, qr/Warning: the N-zone is on NUMA node/,
         'nvm_node=auto: no warning about CPUs');
-    fill($srv, 'a', 0, 120_000);
+    fill($srv, 'a', 0, $P{evict});
     $ts = $srv->tier_stats;
     cmp_ok($ts->{n_evictions} + $ts->{d_evictions}, '>', 0,
-        "120,000 values of 1,000 bytes evict ($ts->{n_evictions} N, "
+        "$P{evict} values of 1,000 bytes evict ($ts->{n_evictions} N, "
         . "$ts->{d_evictions} D)");
     my ($n, $nt, $d, $dt) = placement($srv, $is_n, $is_d);
-    cmp_ok($nt, '>=', 0.9 * 64 * 256,
+    cmp_ok($nt, '>=', 0.9 * $P{nsize} * 256,
         "the N-zone (bind:1) has its pages after the fill ($nt)");
-    cmp_ok($dt, '>=', 0.9 * 16 * 256,
+    cmp_ok($dt, '>=', 0.9 * $P{m} * 256,
         "the D-zone (bind:0) has its pages after the fill ($dt)");
     is(share($n, $nt, 1), 1, 'after the fill: every N-zone page on node 1 '
         . "($nt pages)");
@@ -154,8 +170,8 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
     # a read phase over a hot range: N hits promote, D is full so the
     # promotions demote
     my $s = $srv->sock;
-    for (1 .. ($SMALL ? 1 : 3)) {
-        for (my $i = 100_000; $i < 120_000; $i += 100) {
+    for (1 .. $P{reads}) {
+        for (my $i = $P{evict} * 5 / 6; $i < $P{evict}; $i += 100) {
             send_recv($s, 'get ' . join(' ', map { "a$_" } $i .. $i + 99)
                 . "\r\n", timeout => 30);
         }
@@ -174,8 +190,9 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
 }
 
 {
-    my $srv = $vm->start_server('-m 16 -t 2 -o nvm_node=1,nvm_size=64m');
-    fill($srv, 'b', 0, $SMALL ? 30_000 : 90_000);
+    my $srv = $vm->start_server("-m $P{m} -t 2 -o nvm_node=1,"
+        . "nvm_size=$P{nsize}m");
+    fill($srv, 'b', 0, $P{node1});
     my ($n, $nt) = placement($srv, sub { $_[0]{policy} eq 'bind:1' });
     ok($nt > 0 && share($n, $nt, 1) == 1,
         "nvm_node=1: every N-zone page on node 1 ($nt pages)");
@@ -183,7 +200,7 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
 }
 
 {
-    my $srv = $vm->start_server('-m 16 -t 2 -o nvm_node=0,nvm_size=32m');
+    my $srv = $vm->start_server("-m $P{m} -t 2 -o nvm_node=0,nvm_size=16m");
     like($srv->log_text, qr/Warning: the N-zone is on NUMA node 0, which has CPUs \(0\)/,
         'nvm_node=0 (a node with CPUs) starts with a warning naming it');
     finish($srv, 'server');
@@ -221,14 +238,15 @@ sub crash_cycles {
             "$label: cycle $cycle starts with every acknowledged key "
             . '(' . scalar(@acked) . ')') if @acked;
         my $s = $srv->sock;
-        for my $batch (1 .. 6) {
+        for my $batch (1 .. $P{batches}) {
             my @ids = $next .. $next + 299;
             $next += 300;
             my $req = join '', map {
                 "set c$_ 0 0 $VSIZE\r\n" . value_of($_) . "\r\n" } @ids;
             mc_send($s, $req, 30);
             # the last batch: the kill lands while it is being served
-            ok($srv->kill9, "$label: kill -9 in cycle $cycle") if $batch == 6;
+            ok($srv->kill9, "$label: kill -9 in cycle $cycle")
+                if $batch == $P{batches};
             for my $id (@ids) {
                 my $l = read_line($s, 10);
                 last unless defined $l;
@@ -277,15 +295,15 @@ sub graceful_restart {
     my $is_n = sub { $_[0]{file} eq $zone };
     my $is_d = sub { $_[0]{policy} eq 'bind:0' };
     my ($n, $nt, $d, $dt) = graceful_restart('tmpfs on node 1',
-        "-m 16 -t 2 -o nvm_path=$zone,nvm_size=64m,dram_node=0",
-        $SMALL ? 30_000 : 50_000,
+        "-m $P{m} -t 2 -o nvm_path=$zone,nvm_size=$P{nsize}m,dram_node=0",
+        $P{tmpfs},
         $is_n, $is_d);
     ok($nt > 0 && share($n, $nt, 1) == 1,
         "tmpfs on node 1: every N-zone page on node 1 ($nt pages)");
     ok($dt > 0 && share($d, $dt, 0) == 1,
         "tmpfs on node 1: every D-zone page on node 0 ($dt pages)");
     crash_cycles('tmpfs on node 1', "-m 4 -t 2 -o nvm_path=/mnt/cxl/crash,"
-        . 'nvm_size=32m,tier_policy=nvm', $SMALL ? 1 : 2);
+        . 'nvm_size=16m,tier_policy=nvm', $P{crash});
 }
 
 # ---- 2. CXL as device DAX ----
@@ -295,21 +313,22 @@ sub graceful_restart {
         . '--mode=devdax --map=mem -a 2M >/dev/null && '
         . 'cat /sys/bus/dax/devices/dax0.0/target_node', 120);
     is("$rc $out", "0 2\n", 'ndctl: /dev/dax0.0 made, its memory on node 2');
-    my $args = '-m 16 -t 2 -o nvm_path=/dev/dax0.0,nvm_size=128m';
+    my $args = "-m $P{m} -t 2 -o nvm_path=/dev/dax0.0,nvm_size=$P{dax_mb}m";
     my $srv = $vm->start_server($args);
     my $ts = $srv->tier_stats;
     is($ts->{nvm_backend}, 'devdax', 'nvm_path=/dev/dax0.0: devdax backend '
         . "(granularity $ts->{nvm_granularity})");
     finish($srv, 'server');
-    graceful_restart('devdax', $args, $SMALL ? 30_000 : 60_000);
+    graceful_restart('devdax', $args, $P{dax});
     # a changed size: the zone's layout no longer fits, a cold start
-    my $cold = '-m 4 -t 2 -o nvm_path=/dev/dax0.0,nvm_size=64m';
+    my $cold = '-m 4 -t 2 -o nvm_path=/dev/dax0.0,nvm_size='
+        . ($P{dax_mb} / 2) . 'm';
     $srv = $vm->start_server($cold);
     like($srv->log_text, qr/nvm_size changed.*starting with a clean N-zone/,
         'devdax: a changed nvm_size starts cold and says why');
     is(count_intact($srv, 'g', 0 .. 99), 0, '... with none of the old items');
     finish($srv, 'server');
-    crash_cycles('devdax', "$cold,tier_policy=nvm", $SMALL ? 1 : 2);
+    crash_cycles('devdax', "$cold,tier_policy=nvm", $P{crash});
     my ($frc, $fout) = $vm->failed_start('-o nvm_path=/dev/dax0.0,nvm_size=1g');
     isnt($frc, 0, 'nvm_size=1g on the 510 MiB /dev/dax0.0 is refused');
     like($fout, qr/larger than the device \/dev\/dax0\.0/,
@@ -335,8 +354,9 @@ sub graceful_restart {
     isnt($frc, 0, 'nvm_path= a device DAX in system-ram mode is refused');
     like($fout, qr/nvm_path=\/dev\/dax0\.0: the device DAX is onlined as system RAM/,
         '... saying so');
-    my $srv = $vm->start_server('-m 16 -t 2 -o nvm_node=auto,nvm_size=64m');
-    fill($srv, 'k', 0, $SMALL ? 20_000 : 60_000);
+    my $srv = $vm->start_server("-m $P{m} -t 2 -o nvm_node=auto,"
+        . "nvm_size=$P{nsize}m");
+    fill($srv, 'k', 0, $P{kmem});
     my ($n, $nt) = placement($srv, sub { $_[0]{policy} =~ /^bind:/ });
     ok($nt > 0 && share($n, $nt, 2) == 1, 'nvm_node=auto with two CPU-less '
         . "nodes picks the larger, the kmem node 2: every N page there ($nt)");
