@@ -119,6 +119,11 @@ ok($f[2] < $f[1] && $f[4] > $f[3], "HMAT: node 1 is faster ($f[2] ns, "
     fill($srv, $FILL);
     my @m = $vm->numa_maps($srv->gpid);
     my ($bound) = map { $_->{policy} } grep { $_->{policy} =~ /^bind:/ } @m;
+    my $set = $srv->stats('settings');
+    is(join(' ', map { $set->{$_} // 'none' } qw(nvm_node_bound
+        nvm_node_read_latency_ns nvm_node_read_bandwidth_mbs)),
+        "1 $f[2] $f[4]", 'stats settings name the node auto took and its '
+        . 'HMAT figures');
     {
         local $TODO = 'nvm_node=auto does not read the HMAT yet: it takes '
             . 'the largest CPU-less node, here the fast one';

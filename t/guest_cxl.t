@@ -150,6 +150,11 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
     my $is_d = sub { $_[0]{policy} eq 'bind:0' };
     my $ts = $srv->tier_stats;
     is($ts->{nvm_backend}, 'numa_node', 'nvm_node=auto: numa_node backend');
+    my $set = $srv->stats('settings');
+    is(join(' ', map { $set->{$_} // 'none' } qw(nvm_node nvm_node_bound
+        nvm_node_read_latency_ns nvm_node_read_bandwidth_mbs)),
+        'auto 1 250 5120', 'stats settings: nvm_node auto, bound to node 1, '
+        . 'its HMAT read latency 250 ns and bandwidth 5120 MB/s');
     unlike($srv->log_text, qr/Warning: the N-zone is on NUMA node/,
         'nvm_node=auto: no warning about CPUs');
     fill($srv, 'a', 0, $P{evict});
@@ -360,6 +365,10 @@ sub graceful_restart {
     my ($n, $nt) = placement($srv, sub { $_[0]{policy} =~ /^bind:/ });
     ok($nt > 0 && share($n, $nt, 2) == 1, 'nvm_node=auto with two CPU-less '
         . "nodes picks the larger, the kmem node 2: every N page there ($nt)");
+    my $set = $srv->stats('settings');
+    is(join(' ', map { $set->{$_} // 'none' } qw(nvm_node_bound
+        nvm_node_read_latency_ns)), '2 300',
+        'stats settings: bound to node 2, read latency 300 ns');
     finish($srv, 'server');
 }
 
