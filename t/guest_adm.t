@@ -46,9 +46,11 @@ sub fill {
     my $v = 'v' x 1000;
     for (my $i = 0; $i < $n; $i += 500) {
         mc_send($s, join('', map { "set f$_ 0 0 1000 noreply\r\n$v\r\n" }
-            $i .. $i + 499), 30) or die 'fill: send failed';
+            $i .. $i + 499), 30 * slowdown() * load_factor())
+            or die 'fill: send failed';
     }
-    my $r = send_recv($s, "mn\r\n", timeout => 60);
+    my $r = send_recv($s, "mn\r\n", timeout => 60 * slowdown()
+        * load_factor());
     die "fill: '$r'" unless $r =~ /^MN\r\n/;
     close $s;
 }

@@ -59,6 +59,10 @@ my $vm = GuestVM->boot('cxl');
 note sprintf 'guest booted in %.1f s', time - $t0;
 
 my $VSIZE = 1000;
+# a deadline for something that must happen, stretched for a slow build
+# on a busy machine
+sub within { return $_[0] * slowdown() * load_factor() }
+
 sub value_of { my ($i) = @_; return substr(sprintf('%08d', $i) x 126, 0, $VSIZE) }
 
 # Store keys $prefix$from .. $prefix$($from+$n-1), noreply, pipelined; a
@@ -71,9 +75,9 @@ sub fill {
         my $req = join '', map {
             "set $prefix$_ 0 0 $VSIZE noreply\r\n" . value_of($_) . "\r\n"
         } $i .. $to;
-        mc_send($s, $req, 30) or die "fill: send failed";
+        mc_send($s, $req, within(30)) or die "fill: send failed";
     }
-    my $r = send_recv($s, "mn\r\n", timeout => 60);
+    my $r = send_recv($s, "mn\r\n", timeout => within(60));
     die "fill: no MN but '$r'" unless $r =~ /^MN\r\n/;
     close $s;
 }
@@ -85,7 +89,7 @@ sub count_intact {
     my $good = 0;
     while (my @b = splice @ids, 0, 100) {
         my $r = send_recv($s, 'get ' . join(' ', map { "$prefix$_" } @b)
-            . "\r\n", timeout => 30);
+            . "\r\n", timeout => within(30));
         while ($r =~ /VALUE \Q$prefix\E(\d+) \d+ (\d+)\r\n/g) {
             my ($id, $len) = ($1, $2);
             my $v = substr $r, pos($r), $len;
@@ -178,7 +182,7 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
     for (1 .. $P{reads}) {
         for (my $i = $P{evict} * 5 / 6; $i < $P{evict}; $i += 100) {
             send_recv($s, 'get ' . join(' ', map { "a$_" } $i .. $i + 99)
-                . "\r\n", timeout => 30);
+                . "\r\n", timeout => within(30));
         }
     }
     close $s;
@@ -248,12 +252,12 @@ sub crash_cycles {
             $next += 300;
             my $req = join '', map {
                 "set c$_ 0 0 $VSIZE\r\n" . value_of($_) . "\r\n" } @ids;
-            mc_send($s, $req, 30);
+            mc_send($s, $req, within(30));
             # the last batch: the kill lands while it is being served
             ok($srv->kill9, "$label: kill -9 in cycle $cycle")
                 if $batch == $P{batches};
             for my $id (@ids) {
-                my $l = read_line($s, 10);
+                my $l = read_line($s, within(10));
                 last unless defined $l;
                 push @acked, $id if $l eq "STORED\r\n";
             }
