@@ -195,6 +195,24 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
     is(share($d, $dt, 0), 1, "after reads: every D-zone page on node 0 "
         . "($dt pages)");
     other_anon($srv, 'after reads');
+    # values of a second size class into a full N-zone: its pages go to
+    # the new class (page moves) or its items are evicted
+    my $big = 'L' x 8000;
+    $s = $srv->sock;
+    for (my $i = 0; $i < 2000; $i += 100) {
+        mc_send($s, join('', map { "set L$_ 0 0 8000 noreply\r\n$big\r\n" }
+            $i .. $i + 99), within(30)) or die 'large values: send failed';
+    }
+    like(send_recv($s, "mn\r\n", timeout => within(60)), qr/^MN\r\n/,
+        '2,000 values of 8,000 bytes stored');
+    close $s;
+    my $ts3 = $srv->tier_stats;
+    ($n, $nt, $d, $dt) = placement($srv, $is_n, $is_d);
+    is(share($n, $nt, 1), 1, 'after a second size class (n_pages_moved '
+        . ($ts3->{n_pages_moved} // '?') . ", N evictions $ts3->{n_evictions}"
+        . "): every N-zone page on node 1 ($nt pages)");
+    is(share($d, $dt, 0), 1, 'after a second size class: every D-zone page '
+        . "on node 0 ($dt pages)");
     finish($srv, 'server');
 }
 
