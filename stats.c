@@ -377,6 +377,54 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     tier_settings_stats(add_stats, c);
 }
 
+/* One of the kernel's HMAT figures for NUMA node `node` as seen from its
+ * nearest CPUs (access0: read_latency, read_bandwidth, ... in ns and
+ * MB/s), or "unknown" where the firmware gave none. */
+static void node_access_figure(int node, const char *name, char *out,
+                               size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof(path),
+             "/sys/devices/system/node/node%d/access0/initiators/%s", node,
+             name);
+    snprintf(out, len, "unknown");
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return;
+    }
+    char line[32];
+    if (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] != '\0') {
+            snprintf(out, len, "%s", line);
+        }
+    }
+    fclose(f);
+}
+
+/* The node the N-zone is bound to (nvm_node=, auto resolved; -1 for the
+ * other backends) and its latency and bandwidth as the kernel reports
+ * them (doc/nvm.md "Running on CXL memory"). */
+static void nvm_node_stats(ADD_STAT add_stats, void *c)
+{
+    int node = nvm_zone.backend == NVM_BACKEND_NUMA_NODE ? nvm_zone.node : -1;
+    append_stat("nvm_node_bound", add_stats, c, "%d", node);
+    if (node < 0) {
+        return;
+    }
+    static const char *const figures[][2] = {
+        {"nvm_node_read_latency_ns", "read_latency"},
+        {"nvm_node_write_latency_ns", "write_latency"},
+        {"nvm_node_read_bandwidth_mbs", "read_bandwidth"},
+        {"nvm_node_write_bandwidth_mbs", "write_bandwidth"},
+    };
+    for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+        char v[32];
+        node_access_figure(node, figures[i][1], v, sizeof(v));
+        append_stat(figures[i][0], add_stats, c, "%s", v);
+    }
+}
+
 static void tier_settings_stats(ADD_STAT add_stats, void *c)
 {
     const struct nvm_config *nc = &settings.nvm;
@@ -387,6 +435,7 @@ static void tier_settings_stats(ADD_STAT add_stats, void *c)
         append_stat("nvm_node", add_stats, c, "%d", nc->have_node ? nc->node
                                                                   : -1);
     }
+    nvm_node_stats(add_stats, c);
     APPEND_U64("nvm_size", nc->size);
     append_stat("dram_node", add_stats, c, "%d", nc->dram_node);
     append_stat("nvm_emulate", add_stats, c, "%u:%u", nc->emulate_read_ns,

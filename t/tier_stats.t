@@ -102,6 +102,8 @@ sub fill {
     for my $k (qw(nvm_path nvm_node dram_node)) {
         ok(defined $st->{$k}, "stats settings has $k");
     }
+    is($st->{nvm_node_bound}, -1,
+        'stats settings nvm_node_bound: -1 for an anonymous N-zone');
     my $t = $srv->tier_stats;
     names_ok($t, 'tlc server');
     is($t->{tier_policy}, 'tlc', 'stats tier tier_policy');
