@@ -377,31 +377,6 @@ void process_stat_settings(ADD_STAT add_stats, void *c)
     tier_settings_stats(add_stats, c);
 }
 
-/* One of the kernel's HMAT figures for NUMA node `node` as seen from its
- * nearest CPUs (access0: read_latency, read_bandwidth, ... in ns and
- * MB/s), or "unknown" where the firmware gave none. */
-static void node_access_figure(int node, const char *name, char *out,
-                               size_t len)
-{
-    char path[128];
-    snprintf(path, sizeof(path),
-             "/sys/devices/system/node/node%d/access0/initiators/%s", node,
-             name);
-    snprintf(out, len, "unknown");
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return;
-    }
-    char line[32];
-    if (fgets(line, sizeof(line), f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0] != '\0') {
-            snprintf(out, len, "%s", line);
-        }
-    }
-    fclose(f);
-}
-
 /* The node the N-zone is bound to (nvm_node=, auto resolved; -1 for the
  * other backends) and its latency and bandwidth as the kernel reports
  * them (doc/nvm.md "Running on CXL memory"). */
@@ -420,7 +395,7 @@ static void nvm_node_stats(ADD_STAT add_stats, void *c)
     };
     for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
         char v[32];
-        node_access_figure(node, figures[i][1], v, sizeof(v));
+        nvm_node_access_figure(node, figures[i][1], v, sizeof(v));
         append_stat(figures[i][0], add_stats, c, "%s", v);
     }
 }

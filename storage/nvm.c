@@ -770,7 +770,55 @@ static void append_node_description(char *buf, size_t len, unsigned node,
              (double)bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
-/* nvm_node=auto: the largest NUMA node that has memory and no CPUs */
+void nvm_node_access_figure(int node, const char *name, char *out,
+                            size_t len) {
+    char path[128];
+    snprintf(path, sizeof(path),
+             "/sys/devices/system/node/node%d/access0/initiators/%s", node,
+             name);
+    snprintf(out, len, "unknown");
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    char line[32];
+    if (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] != '\0')
+            snprintf(out, len, "%s", line);
+    }
+    fclose(f);
+}
+
+/* The HMAT's read latency of a node from its nearest CPUs, in ns; 0 when
+ * the firmware gave none. */
+static unsigned long node_read_latency(unsigned node) {
+    char v[32];
+    nvm_node_access_figure((int)node, "read_latency", v, sizeof(v));
+    char *end;
+    unsigned long ns = strtoul(v, &end, 10);
+    return end != v && *end == '\0' ? ns : 0;
+}
+
+/* The lowest read latency the HMAT gives for a node with CPUs (what the
+ * D-zone's DRAM answers in); 0 when it gives none. */
+static unsigned long cpu_nodes_latency(hwloc_topology_t topo) {
+    unsigned long best = 0;
+    for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topo,
+             HWLOC_OBJ_NUMANODE, NULL);
+         numa != NULL;
+         numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa)) {
+        unsigned long ns = node_read_latency(numa->os_index);
+        if (numa_node_cpu_count(topo, numa) > 0 && ns > 0
+                && (best == 0 || ns < best))
+            best = ns;
+    }
+    return best;
+}
+
+/* nvm_node=auto: the largest NUMA node that has memory and no CPUs and is
+ * not faster than the CPUs' own memory by the HMAT (a fast CPU-less node
+ * is HBM, ADM's place for the D-zone, not a slower tier); where the
+ * firmware gives no latencies, the largest CPU-less node. */
 static int find_cpuless_node(int *node_out, char *err, size_t errlen) {
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) < 0) {
@@ -785,8 +833,9 @@ static int find_cpuless_node(int *node_out, char *err, size_t errlen) {
         return -1;
     }
     char seen[512] = "";
-    int best = -1;
+    int best = -1, fast = -1;
     uint64_t best_bytes = 0;
+    unsigned long cpu_ns = cpu_nodes_latency(topo), fast_ns = 0;
     for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topo,
              HWLOC_OBJ_NUMANODE, NULL);
          numa != NULL;
@@ -795,12 +844,26 @@ static int find_cpuless_node(int *node_out, char *err, size_t errlen) {
         uint64_t bytes = numa->attr->numanode.local_memory;
         append_node_description(seen, sizeof(seen), numa->os_index, cpus,
                                 bytes);
-        if (cpus == 0 && bytes > best_bytes) {
+        if (cpus != 0 || bytes == 0)
+            continue;
+        unsigned long ns = node_read_latency(numa->os_index);
+        if (cpu_ns > 0 && ns > 0 && ns < cpu_ns) {
+            fast = (int)numa->os_index;
+            fast_ns = ns;
+        } else if (bytes > best_bytes) {
             best = (int)numa->os_index;
             best_bytes = bytes;
         }
     }
     hwloc_topology_destroy(topo);
+    if (best < 0 && fast >= 0) {
+        set_err(err, errlen, "nvm_node=auto: the only CPU-less NUMA node, "
+                "%d, is faster than the CPUs' memory (read latency %lu ns "
+                "against %lu ns: HBM, a place for dram_node=); give "
+                "nvm_node=N or nvm_path= (nodes: %s)", fast, fast_ns,
+                cpu_ns, seen);
+        return -1;
+    }
     if (best < 0) {
         set_err(err, errlen, "nvm_node=auto: no CPU-less NUMA node found "
                 "(nodes: %s); give nvm_node=N or nvm_path=", seen);

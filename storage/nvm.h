@@ -66,6 +66,12 @@ void nvm_zone_close(struct nvm_zone *zone);
 /* 0 when NUMA node `node` exists, else -1 with "OPTION=N: no such NUMA
  * node (this machine has nodes ...)" in err. */
 int nvm_check_node(const char *option, int node, char *err, size_t errlen);
+/* One of the kernel's HMAT figures for NUMA node `node` as seen from its
+ * nearest CPUs (/sys/devices/system/node/nodeN/access0/initiators/NAME:
+ * read_latency and write_latency in ns, read_bandwidth and
+ * write_bandwidth in MB/s), or "unknown" where the firmware gave none. */
+void nvm_node_access_figure(int node, const char *name, char *out,
+                            size_t len);
 /* Bind DRAM (the D-zone) to `node` with mbind(MPOL_BIND) (dram_node=N). */
 int nvm_bind_dram(void *addr, size_t len, int node, char *err, size_t errlen);
 
