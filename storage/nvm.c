@@ -929,13 +929,26 @@ static int open_numa_node(const struct nvm_config *cfg, struct nvm_zone *zone,
         return -1;
     bool overflow;
     size_t size = page_rounded(cfg->size, &overflow);
-    long long node_bytes = numa_node_size64(node, NULL);
+    long long free_bytes = 0;
+    long long node_bytes = numa_node_size64(node, &free_bytes);
     bool too_big = node_bytes > 0 && (uint64_t)size > (uint64_t)node_bytes;
     if (overflow || too_big) {
         char want[64], have[64];
         set_err(err, errlen, "nvm_size=%s is larger than NUMA node %d (%s)",
                 describe_size(cfg->size, want, sizeof(want)), node,
                 describe_size((uint64_t)node_bytes, have, sizeof(have)));
+        return -1;
+    }
+    /* the zone's pages are taken as the slabs first touch them, and
+     * MPOL_BIND lets none go elsewhere: a node without room for them
+     * would fail the server later, under load, so it is refused now */
+    if (node_bytes > 0 && (uint64_t)size > (uint64_t)free_bytes) {
+        char want[64], have[64], total[64];
+        set_err(err, errlen, "nvm_size=%s is more than NUMA node %d has "
+                "free (%s of %s)",
+                describe_size(cfg->size, want, sizeof(want)), node,
+                describe_size((uint64_t)free_bytes, have, sizeof(have)),
+                describe_size((uint64_t)node_bytes, total, sizeof(total)));
         return -1;
     }
     void *base = NULL;

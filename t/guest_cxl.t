@@ -18,7 +18,9 @@
 #      tier; nvm_node=auto then picks it (the largest CPU-less node).
 #   Bad input: a node that does not exist, nvm_size larger than the node,
 #   a device DAX smaller than nvm_size, a device DAX in system-ram mode:
-#   each refused at start-up with a message naming it, no server left.
+#   each refused at start-up with a message naming it, no server left
+#   (also a zone that fits node 1 but not its free memory, the node
+#   filled by a tmpfs file first).
 # Skips (one line) only when QEMU cannot start here at all.
 use strict;
 use warnings;
@@ -244,6 +246,19 @@ is($f[4], '0-1', 'node 2 (the NVDIMM) has no memory online at boot');
     isnt($rc, 0, 'nvm_size=512m on the 256 MiB node 1 is refused');
     like($out, qr/nvm_size=536870912 bytes = 512\.0 MiB is larger than NUMA node 1 /,
         '... naming the size and the node');
+    # node 1 mostly taken by a file in a tmpfs bound to it: a zone that
+    # fits the node but not its free memory is refused
+    my ($fout, $frc) = $vm->run('mkdir -p /mnt/fill && mount -t tmpfs -o '
+        . 'size=200m,mpol=bind:1 tmpfs /mnt/fill && dd if=/dev/zero '
+        . 'of=/mnt/fill/f bs=1M count=120 2>/dev/null && echo filled', 120);
+    is($fout, "filled\n", 'node 1: 120 MiB taken by a tmpfs file');
+    ($rc, $out) = $vm->failed_start('-o nvm_node=1,nvm_size=100m');
+    isnt($rc, 0, 'nvm_size=100m with node 1 mostly taken is refused');
+    like($out, qr/nvm_size=\S+ bytes = 100\.0 MiB is more than NUMA node 1 has free/,
+        '... naming the size, the node and its free memory');
+    ($fout) = $vm->run('rm -f /mnt/fill/f && umount /mnt/fill && echo freed',
+        60);
+    is($fout, "freed\n", 'node 1 freed again');
     is(scalar $vm->run('pidof memcached || echo none'), "none\n",
         'no server left running in the guest');
 }
