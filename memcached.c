@@ -99,59 +99,6 @@ static void release_main_base(void)
     main_base = NULL;
 }
 
-/* nvm_path= naming a device DAX that `daxctl reconfigure-device
- * --mode=system-ram` handed to the kmem driver: its character device
- * stays but cannot be opened (ENXIO), so say what it is instead.  0 when
- * the path is not such a device. */
-static int dax_in_system_ram_mode(const char *path, char *err, size_t errlen)
-{
-    char real[PATH_MAX], link[PATH_MAX], drv[PATH_MAX];
-    if (realpath(path, real) == NULL || strncmp(real, "/dev/dax", 8) != 0) {
-        return 0;
-    }
-    snprintf(link, sizeof(link), "/sys/bus/dax/devices/%.64s/driver",
-             real + 5);
-    ssize_t n = readlink(link, drv, sizeof(drv) - 1);
-    if (n <= 0) {
-        return 0;
-    }
-    drv[n] = '\0';
-    const char *name = strrchr(drv, '/');
-    name = name != NULL ? name + 1 : drv;
-    if (strcmp(name, "kmem") != 0) {
-        return 0;
-    }
-    snprintf(err, errlen, "nvm_path=%.200s: the device DAX is onlined as "
-             "system RAM (kmem driver, a NUMA node's memory): give that "
-             "node with nvm_node=, or give the device back with `daxctl "
-             "reconfigure-device --mode=devdax %.64s`", path, real + 5);
-    return -1;
-}
-
-/* nvm_node= naming a node that has CPUs is allowed (a test machine, a
- * far socket) but is rarely what an operator means by slower memory:
- * say so, naming the node and its CPUs. */
-static void warn_node_with_cpus(int node)
-{
-    char path[64], cpus[256] = "";
-    snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
-             node);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return;
-    }
-    if (fgets(cpus, sizeof(cpus), f) == NULL) {
-        cpus[0] = '\0';
-    }
-    fclose(f);
-    cpus[strcspn(cpus, "\n")] = '\0';
-    if (cpus[0] != '\0') {
-        fprintf(stderr, "Warning: the N-zone is on NUMA node %d, which has "
-                "CPUs (%s): it is usually a node of the D-zone's tier, not "
-                "slower memory\n", node, cpus);
-    }
-}
-
 /* Start-up: map the N-zone (or check dram_node) before storage exists;
  * failures print why and stop with nothing left behind. */
 static void open_nvm_zone(void)
@@ -166,21 +113,9 @@ static void open_nvm_zone(void)
         }
         return;
     }
-    if (settings.nvm.path != NULL
-        && dax_in_system_ram_mode(settings.nvm.path, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s\n", err);
-        exit(EX_USAGE);
-    }
     if (nvm_zone_open(&settings.nvm, &nvm_zone, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s\n", err);
             exit(EX_USAGE);
-    }
-    /* with dram_node= elsewhere (ADM: D on a fast node) a node with CPUs
-     * is the slower tier on purpose */
-    if (nvm_zone.backend == NVM_BACKEND_NUMA_NODE
-        && (settings.nvm.dram_node < 0
-            || settings.nvm.dram_node == nvm_zone.node)) {
-        warn_node_with_cpus(nvm_zone.node);
     }
 }
 

@@ -7,9 +7,12 @@
  *   - the daemon's N-zone `nvm_zone` (memcached.c opens and closes it);
  *   - opening and closing the N-zone: nvm_path= through libpmem2 (device
  *     DAX, fsdax file, any file; a file's mapped range is fully allocated
- *     at start-up), nvm_node= (anonymous memory bound with mbind, "auto"
- *     picks a CPU-less node found with hwloc), and the anonymous emulated
- *     zone; dram_node= checks and binding;
+ *     at start-up; a device DAX onlined as system RAM refused by name),
+ *     nvm_node= (anonymous memory bound with mbind; "auto" picks a
+ *     CPU-less node found with hwloc and not faster than the CPUs' by the
+ *     HMAT; a node without the free memory refused, one with CPUs warned
+ *     about), and the anonymous emulated zone; dram_node= checks and
+ *     binding; the HMAT figures of a node for `stats settings`;
  *   - the accessors (nvm_read_cls, nvm_write_cls, ...), which count the
  *     64-byte lines they touch and spin for the emulated latency;
  *   - the per-thread line counters and their sums for `stats tier`;
@@ -920,6 +923,52 @@ static int open_anonymous(const struct nvm_config *cfg, struct nvm_zone *zone,
     return 0;
 }
 
+/* nvm_path= naming a device DAX that `daxctl reconfigure-device
+ * --mode=system-ram` handed to the kmem driver: its character device
+ * stays but cannot be opened (ENXIO), so say what it is instead.  0 when
+ * the path is not such a device. */
+static int dax_in_system_ram_mode(const char *path, char *err,
+                                  size_t errlen) {
+    char real[PATH_MAX], link[PATH_MAX], drv[PATH_MAX];
+    if (realpath(path, real) == NULL || strncmp(real, "/dev/dax", 8) != 0)
+        return 0;
+    snprintf(link, sizeof(link), "/sys/bus/dax/devices/%.64s/driver",
+             real + 5);
+    ssize_t n = readlink(link, drv, sizeof(drv) - 1);
+    if (n <= 0)
+        return 0;
+    drv[n] = '\0';
+    const char *name = strrchr(drv, '/');
+    name = name != NULL ? name + 1 : drv;
+    if (strcmp(name, "kmem") != 0)
+        return 0;
+    set_err(err, errlen, "nvm_path=%.200s: the device DAX is onlined as "
+            "system RAM (kmem driver, a NUMA node's memory): give that "
+            "node with nvm_node=, or give the device back with `daxctl "
+            "reconfigure-device --mode=devdax %.64s`", path, real + 5);
+    return -1;
+}
+
+/* nvm_node= naming a node that has CPUs is allowed (a test machine, a
+ * far socket) but is rarely what an operator means by slower memory:
+ * say so, naming the node and its CPUs. */
+static void warn_node_with_cpus(int node) {
+    char path[64], cpus[256] = "";
+    snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+             node);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    if (fgets(cpus, sizeof(cpus), f) == NULL)
+        cpus[0] = '\0';
+    fclose(f);
+    cpus[strcspn(cpus, "\n")] = '\0';
+    if (cpus[0] != '\0')
+        fprintf(stderr, "Warning: the N-zone is on NUMA node %d, which has "
+                "CPUs (%s): it is usually a node of the D-zone's tier, not "
+                "slower memory\n", node, cpus);
+}
+
 static int open_numa_node(const struct nvm_config *cfg, struct nvm_zone *zone,
                           char *err, size_t errlen) {
     int node = cfg->node;
@@ -962,6 +1011,10 @@ static int open_numa_node(const struct nvm_config *cfg, struct nvm_zone *zone,
     zone->size = size;
     zone->node = node;
     zone->backend = NVM_BACKEND_NUMA_NODE;
+    /* with dram_node= elsewhere (ADM: D on a fast node) a node with CPUs
+     * is the slower tier on purpose */
+    if (cfg->dram_node < 0 || cfg->dram_node == node)
+        warn_node_with_cpus(node);
     return 0;
 }
 
@@ -1176,6 +1229,9 @@ int nvm_zone_open(const struct nvm_config *cfg, struct nvm_zone *zone,
     }
     if (cfg->dram_node >= 0
         && nvm_check_node("dram_node", cfg->dram_node, err, errlen) < 0)
+        return -1;
+    if (cfg->path != NULL
+        && dax_in_system_ram_mode(cfg->path, err, errlen) != 0)
         return -1;
     int rc;
     if (cfg->path != NULL)
