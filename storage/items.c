@@ -976,19 +976,24 @@ static uint64_t apply_delta(uint64_t value, bool incr, uint64_t delta)
     return delta > value ? 0 : value - delta;
 }
 
-/* Write the new number into it (item lock held).  Like memcached: in place,
- * space padded, when it fits and nobody else holds the item (a D item
- * only, and not under -e, where a kill in the middle of the write would
- * leave a torn number sealed); otherwise a new item replaces it.  Returns the item now holding
- * the value, with one reference for the caller, or NULL when out of
- * memory. */
+/* Write the new number into it (item lock held), as memcached's reply
+ * and value: in place, space padded, when it fits and nobody else holds
+ * the item; otherwise a new item replaces it.  Returns the item now
+ * holding the value, with one reference for the caller, or NULL when out
+ * of memory. */
 static item *store_counter(item *it, const char *num, size_t len,
                            uint64_t hv)
 {
-    /* Only the index and we hold it: no reader can see a torn value, and
-     * new readers wait for the item lock we hold. */
-    if (!is_heap(it) && len + 2 <= it->nbytes && refcount_get(it) == 2
-            && !seal_d_items) {
+    /* memcached's in-place case: the number fits and only the index and
+     * we hold the item (an N item: its snapshot is its sole reader).  A D
+     * item is updated in place, but not under -e, where a kill in the
+     * middle of the write would leave a torn number sealed; else the new
+     * version keeps the length and flags the update would have kept. */
+    bool as_in_place = len + 2 <= it->nbytes && (is_heap(it)
+        ? snapshot_is_sole_reader(it) : refcount_get(it) == 2);
+    if (as_in_place && !is_heap(it) && !seal_d_items) {
+        /* no reader can see a torn value: new readers wait for the item
+         * lock we hold */
         do_ncopy_drop(it);
         it->cas = get_cas_id();
         memcpy(ITEM_data(it), num, len);
@@ -997,10 +1002,6 @@ static item *store_counter(item *it, const char *num, size_t len,
         mq_bump(it);
         return it;
     }
-    /* An N item that no other reply holds gets the length an in-place
-     * update would have kept (it is a snapshot: its own reader counts 1). */
-    bool as_in_place = is_heap(it) && len + 2 <= it->nbytes
-        && snapshot_is_sole_reader(it);
     int nbytes = as_in_place ? (int)it->nbytes : (int)len + 2;
     item *new_it = alloc_version(it, it->client_flags, load_exptime(it),
                                  nbytes);

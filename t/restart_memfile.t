@@ -240,6 +240,18 @@ sub value_of_size {
     is($srv->stats->{curr_items}, 0, 'after kill -9: the deleted key stays '
        . 'gone');
     $s = $srv->sock;
+    # incr/decr write a new version under -e, of memcached's in-place
+    # length: "5" padded to the 3 bytes of "100"
+    ok(store($s, 'n', '100', 0, 0), 'a counter stored');
+    is(send_recv($s, "decr n 95\r\n"), "5\r\n", 'decr');
+    mem_get_is($s, 'n', '5  ', 'the decremented value keeps its length, '
+       . 'as memcached\'s in-place update');
+    close $s;
+    $srv->stop;
+    $srv = start('-m 64');
+    $s = $srv->sock;
+    mem_get_is($s, 'n', '5  ', 'after kill -9: the counter as it was');
+    is(send_recv($s, "delete n\r\n"), "DELETED\r\n", 'counter deleted');
     ok(store($s, 'old', 'v', 0, 0), 'store before flush_all');
     is(send_recv($s, "flush_all\r\n"), "OK\r\n", 'flush_all');
     ok(store($s, 'new', 'w', 0, 0), 'store after flush_all');
