@@ -59,12 +59,9 @@ sub fill {
 
 sub share { my ($h, $t, $node) = @_; return $t ? ($h->{$node} // 0) / $t : 0 }
 
-my $facts = $vm->run('cat /sys/devices/system/node/node1/cpulist '
-    . '/sys/devices/system/node/node0/access0/initiators/read_latency '
-    . '/sys/devices/system/node/node1/access0/initiators/read_latency '
-    . '/sys/devices/system/node/node0/access0/initiators/read_bandwidth '
-    . '/sys/devices/system/node/node1/access0/initiators/read_bandwidth');
-my @f = split /\n/, $facts;
+my @f = $vm->node_facts('node1/cpulist',
+    map { "node$_->[0]/access0/initiators/$_->[1]" } [0, 'read_latency'],
+    [1, 'read_latency'], [0, 'read_bandwidth'], [1, 'read_bandwidth']);
 is($f[0], '', 'node 1 has no CPUs');
 ok($f[2] < $f[1] && $f[4] > $f[3], "HMAT: node 1 is faster ($f[2] ns, "
     . "$f[4] MB/s) than node 0 ($f[1] ns, $f[3] MB/s)");

@@ -136,12 +136,10 @@ sub finish {
 
 # ---- 1. CXL as a CPU-less node ----
 
-my $facts = $vm->run('cat /sys/devices/system/node/node1/cpulist; '
-    . 'cat /sys/devices/system/node/node0/access0/initiators/read_latency '
-    . '/sys/devices/system/node/node1/access0/initiators/read_latency '
-    . '/sys/devices/system/node/node1/access0/initiators/read_bandwidth '
-    . '/sys/devices/system/node/has_memory');
-my @f = split /\n/, $facts;
+my @f = $vm->node_facts('node1/cpulist',
+    'node0/access0/initiators/read_latency',
+    'node1/access0/initiators/read_latency',
+    'node1/access0/initiators/read_bandwidth', 'has_memory');
 is($f[0], '', 'node 1 has no CPUs (cpulist empty)');
 is_deeply([@f[1, 2]], [80, 250],
     'HMAT: read latency 80 ns on node 0, 250 ns on node 1');

@@ -171,6 +171,20 @@ sub run {
     return wantarray ? ($out, $rc) : $out;
 }
 
+# The first line of each of the guest's /sys/devices/system/node files
+# named (relative, e.g. node1/cpulist or node0/access0/initiators/
+# read_latency), in order: a node's CPUs, its HMAT figures.
+sub node_facts {
+    my ($self, @files) = @_;
+    my @lines;
+    for my $f (@files) {
+        my $out = $self->run("head -n1 /sys/devices/system/node/$f");
+        chomp $out;
+        push @lines, $out;
+    }
+    return @lines;
+}
+
 # The sanitizers' options of the test run (scripts/run-suite sets them),
 # for the server in the guest; ASan's quarantine capped at 16 MiB, as
 # the guest's node 0 has 320 MiB.
